@@ -1,0 +1,20 @@
+"""Baseline agents: scripted (random, noop, always-suggest, always-execute, policy-follower) and
+the privileged oracle."""
+
+from .base import Agent, action_index
+from .oracle import OracleAgent
+from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
+
+SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, AlwaysSuggestAgent,
+                                       AlwaysExecuteAgent, PolicyFollowerAgent)}
+
+
+def make_agent(spec: str) -> Agent:
+    """An agent from its name (``oracle``, ``noop``, ``random``, ...)."""
+    if spec not in SCRIPTED:
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED)}")
+    return SCRIPTED[spec]()
+
+
+__all__ = ["SCRIPTED", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
+           "PolicyFollowerAgent", "RandomAgent", "action_index", "make_agent"]

@@ -1,0 +1,154 @@
+"""``proactivity-gym``: validate scenarios, export the schema, play a run, evaluate agents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .spec import ScenarioError, json_schema, load_file
+
+METRIC_COLUMNS = (("TC", "TC", "{:.1f}"), ("TA", "TA %", "{:.1f}"), ("TR_D", "TR-D %", "{:.1f}"),
+                  ("TR_J", "TR-J", "{:.2f}"), ("continuation", "Cont. %", "{:.1f}"), ("J", "J", "{:.3f}"))
+
+
+def _validate(args) -> int:
+    status = 0
+    for path in args.files:
+        try:
+            s = load_file(path)
+        except ScenarioError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"ok: {Path(path).name}: {s.title} v{s.version}, {len(s.tasks)} tasks, {s.days} days")
+    return status
+
+
+def _schema(args) -> int:
+    print(json_schema())
+    return 0
+
+
+def _run(args) -> int:
+    import gymnasium as gym
+
+    from .baselines import make_agent
+    from .envs import env_name
+    from .envs.render import ansi_timeline
+
+    env = gym.make(f"Proactivity-{env_name(args.scenario)}-{args.persona.capitalize()}-v0", render_mode="ansi")
+    agent = make_agent(args.agent)
+    obs, info = env.reset(seed=args.seed)
+    agent.reset(env.unwrapped, args.seed)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        done = terminated or truncated
+    print(ansi_timeline(env.unwrapped.world, last=None))
+    print(json.dumps({k: round(v, 4) for k, v in info["scores"].items() if isinstance(v, float)}))
+    return 0
+
+
+def _table(title: str, rows: list[dict], keys: tuple[str, ...]):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for key in keys:
+        table.add_column(key.capitalize())
+    table.add_column("Runs", justify="right")
+    for _, header, _ in METRIC_COLUMNS:
+        table.add_column(header, justify="right")
+    for row in rows:
+        cells = [str(row[k]) for k in keys] + [str(row["runs"])]
+        for key, _, fmt in METRIC_COLUMNS:
+            lo, hi = row[f"{key}_ci"]
+            cells.append(fmt.format(row[key]) + (f" ±{(hi - lo) / 2:{fmt[2:-1]}}" if row["runs"] > 1 else ""))
+        table.add_row(*cells)
+    return table
+
+
+def _eval(args) -> int:
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        print("error: `proactivity-gym eval` needs rich: pip install 'proactivity-gym[eval]'", file=sys.stderr)
+        return 2
+    from .baselines import make_agent
+    from .evaluate import evaluate, plan, resolve
+    from .scoring import aggregate
+
+    try:
+        scenarios, personas = resolve(args.scenarios, args.personas)
+        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+        for agent in agents:
+            make_agent(agent)
+    except (ValueError, ScenarioError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
+    console = Console()
+    out = Path(args.out)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        bar = progress.add_task("evaluating", total=len(keys))
+
+        def step(key, skipped):
+            progress.update(bar, advance=1, description=f"{key.agent} {key.scenario} {key.persona} s{key.seed}"
+                            + (" (done before)" if skipped else ""))
+
+        try:
+            records = evaluate(keys, out, make_agent, on_run=step)
+        except KeyboardInterrupt:
+            console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
+            return 130
+    console.print(_table("Proactivity-Gym results (mean ± half 95% CI width)", aggregate(records, ("agent",)), ("agent",)))
+    console.print(_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
+    if len(scenarios) > 1:
+        console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
+    console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="proactivity-gym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check scenario files")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of a scenario file")
+    p.set_defaults(func=_schema)
+
+    p = sub.add_parser("run", help="play one episode and print its timeline")
+    p.add_argument("--scenario", default="monitor")
+    p.add_argument("--persona", default="operator", choices=["reviewer", "planner", "operator"])
+    p.add_argument("--agent", default="oracle")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("eval", help="evaluate agents and print the results table")
+    p.add_argument("--agents", default="oracle,policy-follower,always-suggest,always-execute,random,noop")
+    p.add_argument("--scenarios", default="all")
+    p.add_argument("--personas", default="all")
+    p.add_argument("--seeds", type=int, default=3, help="runs per scenario–persona pair")
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--out", default="results")
+    p.set_defaults(func=_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

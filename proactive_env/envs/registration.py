@@ -1,0 +1,33 @@
+"""Registration of every scenario and scenario–persona pair (the one place ids are made)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from ..spec import PERSONAS, shipped_names
+
+ENTRY_POINT = "proactive_env.envs.structured:ProactivityEnv"
+MAX_EPISODE_STEPS = 2000
+
+
+def env_name(scenario: str) -> str:
+    """``"monitor"`` → ``"Monitor"``, ``"gpu_experiments"`` → ``"GpuExperiments"``."""
+    return "".join(part.capitalize() for part in scenario.split("_"))
+
+
+def env_ids() -> list[str]:
+    ids = []
+    for scenario in shipped_names():
+        ids.append(f"Proactivity-{env_name(scenario)}-v0")
+        ids += [f"Proactivity-{env_name(scenario)}-{p.capitalize()}-v0" for p in PERSONAS]
+    return ids
+
+
+def register_all() -> None:
+    for scenario in shipped_names():
+        name = env_name(scenario)
+        gym.register(f"Proactivity-{name}-v0", entry_point=ENTRY_POINT,
+                     kwargs={"scenario": scenario}, max_episode_steps=MAX_EPISODE_STEPS)
+        for persona in PERSONAS:
+            gym.register(f"Proactivity-{name}-{persona.capitalize()}-v0", entry_point=ENTRY_POINT,
+                         kwargs={"scenario": scenario, "persona": persona}, max_episode_steps=MAX_EPISODE_STEPS)

@@ -1,0 +1,72 @@
+"""Trajectory files: everything a run leaves, so it can be re-scored without re-running.
+
+A trajectory is one JSON document: what was run (scenario and its version, persona, seed,
+agent), what happened (the agent's actions, the world's event log with every approval decision),
+the per-task outcomes and the TA outcome, and the scores computed at the time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..sim import TAOutcome, TaskOutcome
+from ..spec import Scenario, load_scenario
+from .judge import Judge
+from .metrics import Weights, score_run
+
+FORMAT = "proactivity-gym/trajectory-1"
+
+
+def write_json_atomic(path: str | Path, data) -> None:
+    """Write JSON so that a reader never sees half a file (write, fsync, rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, sort_keys=False)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent: str, weights: Weights,
+                    actions: list, log: list[dict], outcomes: list[TaskOutcome], ta: TAOutcome,
+                    scores: dict) -> dict:
+    return {
+        "format": FORMAT,
+        "scenario": scenario.name,
+        "scenario_version": scenario.version,
+        "persona": persona,
+        "seed": seed,
+        "agent": agent,
+        "weights": weights.as_dict(),
+        "actions": actions,
+        "log": log,
+        "outcomes": [o.to_dict() for o in outcomes],
+        "ta": ta.to_dict(),
+        "scores": scores,
+    }
+
+
+def load_trajectory(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path.name}: expected a trajectory JSON file: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path.name}: format: expected {FORMAT!r}")
+    return data
+
+
+def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
+            scenario: Scenario | None = None) -> dict:
+    """Scores of a saved run recomputed from its outcomes (e.g. with other judges)."""
+    scenario = scenario or load_scenario(trajectory["scenario"])
+    if scenario.version != trajectory["scenario_version"]:
+        raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
+                         f"this package ships v{scenario.version}")
+    w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
+    outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
+    return score_run(scenario, outcomes, TAOutcome.from_dict(trajectory["ta"]), w, judges)

@@ -1,0 +1,10 @@
+"""The world: clock, records and tools, resources, tasks, the user simulator and trust."""
+
+from .outcome import TAOutcome, TaskOutcome
+from .schedule import Schedule
+from .trust import TrustModel
+from .user import Decision
+from .world import TaskState, Verb, World, compose_artifact
+
+__all__ = ["Decision", "Schedule", "TAOutcome", "TaskOutcome", "TaskState", "TrustModel", "Verb", "World",
+           "compose_artifact"]

@@ -1,0 +1,102 @@
+"""When the user can be reached and when shared compute is free.
+
+Intervals are half-open ``[start, end)`` in scenario minutes, precomputed once per scenario so
+the simulator's questions are bisections, not scans.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from ..spec import Scenario
+from ..spec.timeline import MINUTES_PER_DAY
+
+SEARCH_STEP = 30  # minutes between candidate times when looking for a free window
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+class Intervals:
+    """A sorted, merged set of half-open intervals."""
+
+    __slots__ = ("spans", "starts")
+
+    def __init__(self, spans: list[tuple[int, int]]):
+        self.spans = _merge(spans)
+        self.starts = [s for s, _ in self.spans]
+
+    def contains(self, minute: int) -> bool:
+        i = bisect_right(self.starts, minute) - 1
+        return i >= 0 and minute < self.spans[i][1]
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect_right(self.starts, end - 1) - 1
+        return i >= 0 and self.spans[i][1] > start
+
+    def end_of(self, minute: int) -> int:
+        """First minute at or after ``minute`` outside the set."""
+        i = bisect_right(self.starts, minute) - 1
+        return self.spans[i][1] if i >= 0 and minute < self.spans[i][1] else minute
+
+
+@dataclass(frozen=True)
+class Schedule:
+    sleep: Intervals
+    unavailable: Intervals  # sleep and focus blocks
+    resource_busy: dict[str, Intervals]
+    end: int
+
+    @classmethod
+    def of(cls, s: Scenario) -> "Schedule":
+        sleep: list[tuple[int, int]] = []
+        start, end = s.user.sleep.start, s.user.sleep.end
+        for day in range(-1, s.days + 1):
+            base = day * MINUTES_PER_DAY
+            if start < end:
+                sleep.append((base + start, base + end))
+            else:  # crosses midnight
+                sleep.append((base + start, base + MINUTES_PER_DAY + end))
+        busy = [(b.start, b.end) for b in s.user.busy]
+        resources = {r.id: Intervals([(b.start, b.end) for b in r.user_busy]) for r in s.resources}
+        return cls(Intervals(sleep), Intervals(sleep + busy), resources, s.end_minute)
+
+    def available(self, minute: int) -> bool:
+        return not self.unavailable.contains(minute)
+
+    def next_available(self, minute: int) -> int:
+        return self.unavailable.end_of(minute)
+
+    def resource_free(self, resource: str | None, start: int, end: int) -> bool:
+        return resource is None or not self.resource_busy[resource].overlaps(start, end)
+
+    def next_opportunity(self, after: int, resource: str | None, duration: int, deadline: int) -> int | None:
+        """Earliest time ≥ ``after`` when the user is reachable and the resource free for ``duration``."""
+        t = after
+        while t + duration <= deadline:
+            if self.available(t) and self.resource_free(resource, t, t + duration):
+                return t
+            t += SEARCH_STEP
+        return None
+
+    def next_free_window(self, after: int, resource: str | None, duration: int, deadline: int) -> tuple[int, bool] | None:
+        """Where to run ``duration`` minutes of work: the user's sleep time if it fits before the
+        deadline, else the first idle window of the resource. Returns (start, in_sleep_time)."""
+        fallback = None
+        t = after
+        while t + duration <= deadline:
+            if self.resource_free(resource, t, t + duration):
+                if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):
+                    return t, True
+                if fallback is None and (resource is not None):
+                    fallback = t
+            t += SEARCH_STEP
+        return (fallback, False) if fallback is not None else None

@@ -1,0 +1,86 @@
+"""The simulated user's decisions on approval requests, and the templated replies.
+
+The decision is made by a deterministic rule list *before* any text exists; the reply is a
+template filled from the decision, in the user's speaking style. Authorization is always checked
+against the recorded decision, never against text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+# Human-study acceptance of proactive work (paper §5.3): work that competed with the user's focus
+# or compute was accepted 26.7% of the time; work done in the user's sleep time 97.8%.
+ACCEPT_COMPETING = 0.267
+ACCEPT_SLEEP_TIME = 0.978
+LOW_TRUST = 2.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A structured approval decision: the record every reply and authorization derives from."""
+
+    task: str
+    actions: tuple[str, ...]
+    verdict: str  # approve | decline | defer
+    rule: str
+    minute: int
+    trust_before: float
+    trust_after: float
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["actions"] = list(self.actions)
+        return out
+
+
+def decide(*, task_tool: str | None, requested: tuple[str, ...], declines: bool, trust: float,
+           competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
+    """Return (verdict, rule) for a request made while the user is available.
+
+    Rules, first match wins: a request naming an action the task does not have gets no
+    permission; a request that leaves out the task's action is incomplete and gets none; the
+    persona's scripted refusal; low trust; work that competed with the user (stochastic); work
+    done in sleep time (stochastic); otherwise approval.
+    """
+    if task_tool is None:
+        return "acknowledge", "no_action_requested"
+    if any(a != task_tool for a in requested):
+        return "decline", "unrecognised_action"
+    if task_tool not in requested:
+        return "decline", "incomplete_request"
+    if declines:
+        return "decline", "persona_declines"
+    if trust < LOW_TRUST:
+        return "decline", "low_trust"
+    if competed:
+        return ("approve" if rng.random() < ACCEPT_COMPETING else "decline"), "competing_work"
+    if sleep_work:
+        return ("approve" if rng.random() < ACCEPT_SLEEP_TIME else "decline"), "sleep_time_work"
+    return "approve", "default_approve"
+
+
+_REPLIES = {
+    "approve": "Yes, go ahead with {what}.",
+    "decline": "No, please don't go ahead with {what}.",
+    "acknowledge": "Thanks, noted.",
+    "defer": "(no reply yet: {name} is not available)",
+}
+_REASONS = {
+    "unrecognised_action": " I don't recognise what you're asking me to approve.",
+    "incomplete_request": " I can't approve part of this; tell me everything you intend to do.",
+    "persona_declines": " I'd rather not.",
+    "low_trust": " After what happened earlier I'd rather handle this myself.",
+    "competing_work": " That got in the way of what I was doing.",
+}
+
+
+def reply(decision: Decision, user_name: str, title: str) -> str:
+    """Templated natural-language reply for a decision (never consulted for authorization)."""
+    what = title.lower() if decision.actions else "this"
+    text = _REPLIES[decision.verdict].format(what=what, name=user_name)
+    if decision.verdict == "decline":
+        text += _REASONS.get(decision.rule, "")
+    return f"{user_name}: {text}"
