@@ -17,8 +17,13 @@ from .base import action_index
 F = {name: i for i, name in enumerate(TASK_FEATURES)}
 
 
+def task_rows(obs: dict[str, np.ndarray]) -> np.ndarray:
+    """The per-slot task features, (MAX_TASKS, len(TASK_FEATURES))."""
+    return obs["tasks"].reshape(MAX_TASKS, len(TASK_FEATURES))
+
+
 def _open_slots(obs: dict[str, np.ndarray]) -> list[int]:
-    tasks = obs["tasks"]
+    tasks = task_rows(obs)
     return [s for s in range(MAX_TASKS) if tasks[s, F["active"]] and not tasks[s, F["final"]]]
 
 
@@ -88,7 +93,7 @@ class AlwaysExecuteAgent(_Greedy):
     finish = ("execute", "present")
 
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
-        mask, tasks = obs["action_mask"], obs["tasks"]
+        mask, tasks = obs["action_mask"], task_rows(obs)
         for slot in _open_slots(obs):
             finish = ("execute",) if tasks[slot, F["has_action"]] else ("present",)
             a = _first_valid(mask, slot, ("start", "continue") + finish)
@@ -108,7 +113,7 @@ class PolicyFollowerAgent:
         pass
 
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
-        mask, tasks = obs["action_mask"], obs["tasks"]
+        mask, tasks = obs["action_mask"], task_rows(obs)
         for slot in _open_slots(obs):
             row = tasks[slot]
             if row[F["stated_noop"]]:

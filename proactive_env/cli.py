@@ -26,6 +26,18 @@ def _validate(args) -> int:
     return status
 
 
+def _check(args) -> int:
+    from .baselines import make_agent
+    from .check import check_scenario
+
+    rules = check_scenario(args.file, make_agent, seeds=args.seeds)
+    for rule in rules:
+        print(f"{'PASS' if rule.passed else 'FAIL'}  {rule.description}: {rule.detail}")
+    failed = sum(not r.passed for r in rules)
+    print(f"{len(rules) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def _schema(args) -> int:
     print(json_schema())
     return 0
@@ -119,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check scenario files")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=_validate)
+
+    p = sub.add_parser("check", help="play the oracle and baselines on a scenario file against the acceptance rules")
+    p.add_argument("file")
+    p.add_argument("--seeds", type=int, default=3)
+    p.set_defaults(func=_check)
 
     p = sub.add_parser("schema", help="print the JSON Schema of a scenario file")
     p.set_defaults(func=_schema)

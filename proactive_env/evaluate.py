@@ -18,7 +18,8 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from .envs import env_name
+from .envs import ProactivityEnv, env_name
+from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, load_trajectory, write_json_atomic
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 
@@ -38,9 +39,16 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
+def make_env(scenario: str, persona: str) -> gym.Env:
+    """The registered env of a shipped scenario, or the same env built on a scenario file."""
+    if scenario in shipped_names():
+        return gym.make(f"Proactivity-{env_name(scenario)}-{persona.capitalize()}-v0")
+    return gym.wrappers.TimeLimit(ProactivityEnv(scenario=scenario, persona=persona), MAX_EPISODE_STEPS)
+
+
 def play(agent, scenario: str, persona: str, seed: int) -> dict:
-    """One episode of ``agent`` on the registered env; returns its trajectory."""
-    env = gym.make(f"Proactivity-{env_name(scenario)}-{persona.capitalize()}-v0")
+    """One episode of ``agent``; returns its trajectory."""
+    env = make_env(scenario, persona)
     try:
         obs, info = env.reset(seed=seed)
         agent.reset(env.unwrapped, seed)

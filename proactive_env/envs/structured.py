@@ -66,11 +66,13 @@ class ProactivityEnv(gym.Env):
 
     * ``clock`` (7,): progress through the run, time of day, day, user available, user asleep,
       actions taken at this decision point, final grace point;
-    * ``tasks`` (19, 28): per task slot, its state (active, final, evidence read, work done,
+    * ``tasks`` (19 × 28,): slot-major, ``obs["tasks"].reshape(19, 28)`` gives per task slot its
+      state (active, final, evidence read, work done,
       presented, approval pending/approved/declined, executed, refused, ...), urgency, whether its
       resource is held by the user now, and the persona's *stated* policy for it (stated depth,
       whether its action needs approval) beside the approval need *now* (after feedback);
-    * ``resources`` (4, 3): present, held by the user now, held by the user within two hours;
+    * ``resources`` (4 × 3,): per resource: present, held by the user now, held by the user within
+      two hours;
     * ``context`` (10,): the persona (one-hot) and the kind of the user's latest feedback;
     * ``action_mask`` (115,) int8.
 
@@ -114,8 +116,8 @@ class ProactivityEnv(gym.Env):
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = spaces.Dict({
             "clock": spaces.Box(0.0, 1.0, (len(CLOCK_FEATURES),), np.float32),
-            "tasks": spaces.Box(0.0, 1.0, (MAX_TASKS, len(TASK_FEATURES)), np.float32),
-            "resources": spaces.Box(0.0, 1.0, (MAX_RESOURCES, 3), np.float32),
+            "tasks": spaces.Box(0.0, 1.0, (MAX_TASKS * len(TASK_FEATURES),), np.float32),
+            "resources": spaces.Box(0.0, 1.0, (MAX_RESOURCES * 3,), np.float32),
             "context": spaces.Box(0.0, 1.0, (len(PERSONAS) + len(FEEDBACK_KINDS),), np.float32),
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
@@ -295,7 +297,8 @@ class ProactivityEnv(gym.Env):
             mask[1 + verb * MAX_TASKS + t.index] = valid(verb, t)
 
     def _obs(self) -> dict[str, np.ndarray]:
-        return {"clock": self._clock.copy(), "tasks": self._tasks.copy(), "resources": self._resources.copy(),
+        return {"clock": self._clock.copy(), "tasks": self._tasks.ravel().copy(),
+                "resources": self._resources.ravel().copy(),
                 "context": self._context.copy(), "action_mask": self._mask.copy()}
 
     def _info(self, invalid: bool) -> dict[str, Any]:

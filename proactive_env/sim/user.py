@@ -36,13 +36,14 @@ class Decision:
         return out
 
 
-def decide(*, task_tool: str | None, requested: tuple[str, ...], declines: bool, trust: float,
-           competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
+def decide(*, task_tool: str | None, requested: tuple[str, ...], wants_execution: bool, declines: bool,
+           trust: float, competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
     """Return (verdict, rule) for a request made while the user is available.
 
     Rules, first match wins: a request naming an action the task does not have gets no
-    permission; a request that leaves out the task's action is incomplete and gets none; the
-    persona's scripted refusal; low trust; work that competed with the user (stochastic); work
+    permission; a request that leaves out the task's action is incomplete and gets none; a user
+    who wants only to review this task acknowledges and keeps the action; the persona's
+    scripted refusal; low trust; work that competed with the user (stochastic); work
     done in sleep time (stochastic); otherwise approval.
     """
     if task_tool is None:
@@ -51,6 +52,8 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], declines: bool,
         return "decline", "unrecognised_action"
     if task_tool not in requested:
         return "decline", "incomplete_request"
+    if not wants_execution:
+        return "acknowledge", "review_only"
     if declines:
         return "decline", "persona_declines"
     if trust < LOW_TRUST:
@@ -65,7 +68,7 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], declines: bool,
 _REPLIES = {
     "approve": "Yes, go ahead with {what}.",
     "decline": "No, please don't go ahead with {what}.",
-    "acknowledge": "Thanks, noted.",
+    "acknowledge": "Thanks, noted — I'll take it from here.",
     "defer": "(no reply yet: {name} is not available)",
 }
 _REASONS = {

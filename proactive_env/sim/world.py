@@ -153,9 +153,9 @@ class World:
         self._seq += 1
         heapq.heappush(self._queue, (minute, int(kind), self._seq, payload))
 
-    def _record(self, kind: str, **data) -> None:
+    def _record(self, entry_type: str, **data) -> None:
         data["t"] = self.now
-        data["type"] = kind
+        data["type"] = entry_type
         self.log.append(data)
 
     def advance(self) -> None:
@@ -328,8 +328,10 @@ class World:
     def _decide(self, task: TaskState, requested: tuple[str, ...]) -> None:
         tool = task.spec.action.tool if task.spec.action else None
         before = self.trust.value
-        verdict, rule = decide(task_tool=tool, requested=requested, declines=task.spec.expect[self.persona].declines,
-                               trust=before, competed=task.competed, sleep_work=task.sleep_work, rng=self.rng)
+        exp = task.spec.expect[self.persona]
+        verdict, rule = decide(task_tool=tool, requested=requested, wants_execution=exp.depth == "execute",
+                               declines=exp.declines, trust=before, competed=task.competed,
+                               sleep_work=task.sleep_work, rng=self.rng)
         decision = Decision(task.spec.id, requested, verdict, rule, self.now, before, self.trust.value)
         self.decisions.append(decision)
         self._record("decision", **decision.to_dict())
@@ -428,7 +430,7 @@ class World:
         start, in_sleep = slot
         task.allocated = True
         task.sleep_work = in_sleep
-        if task.index == self._ta_competing and self.window.start <= self.now < self.window.end:
+        if task.index == self._ta_competing and self.now < self.window.end:
             if start >= self.window.end:
                 self._ta_deferred, task.continuation = True, 1.0
             else:
@@ -478,7 +480,9 @@ class World:
 
     # ------------------------------------------------------------------ temporal allocation
     def _note_ta(self, verb: Verb, task: TaskState) -> None:
-        if not self.window.start <= self.now < self.window.end or self.ta is not None:
+        """Attention to the urgent task and explicit deferral of the competing one, up to the
+        window's close (acting on them before the window opens counts too)."""
+        if self.now >= self.window.end or self.ta is not None:
             return
         if task.index == self._ta_urgent and verb is not Verb.DEFER:
             self._ta_now = True

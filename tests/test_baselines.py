@@ -1,0 +1,67 @@
+"""The oracle reaches the top score and the scripted agents score what the rules say."""
+
+import functools
+
+import pytest
+
+from proactive_env.baselines import SCRIPTED, make_agent
+from proactive_env.evaluate import play
+from proactive_env.spec import PERSONAS, shipped_names
+
+SEEDS = (0, 1, 2)
+
+
+@functools.lru_cache(maxsize=None)
+def scores(agent: str, scenario: str, persona: str) -> list[dict]:
+    return [play(make_agent(agent), scenario, persona, seed) for seed in SEEDS]
+
+
+def mean(agent, scenario, persona, metric):
+    runs = scores(agent, scenario, persona)
+    return sum(r["scores"][metric] for r in runs) / len(runs)
+
+
+CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
+
+
+@pytest.mark.parametrize("scenario, persona", CASES)
+def test_oracle_reaches_the_top(scenario, persona):
+    for run in scores("oracle", scenario, persona):
+        s = run["scores"]
+        bad = [t for t in s["tasks"] if not t["depth_match"] or t["TC"] < 95]
+        assert s["TC"] >= 95 and s["TA"] == 1.0 and s["TR_D"] == 1.0, (run["seed"], s["TC"], s["TA"], bad)
+
+
+@pytest.mark.parametrize("scenario, persona", CASES)
+def test_noop_scores_low(scenario, persona):
+    assert mean("noop", scenario, persona, "TR_D") <= 0.30
+    assert mean("noop", scenario, persona, "TC") <= 20
+    assert mean("noop", scenario, persona, "TA") == 0.0
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_depth_blind_agents_lose_trust_agreement(scenario):
+    assert mean("always-execute", scenario, "reviewer", "TR_D") <= 0.60
+    assert mean("always-suggest", scenario, "operator", "TR_D") <= 0.60
+
+
+@pytest.mark.parametrize("scenario, persona", CASES)
+def test_oracle_beats_every_scripted_agent(scenario, persona):
+    best = mean("oracle", scenario, persona, "J")
+    for agent in SCRIPTED:
+        if agent != "oracle":
+            assert mean(agent, scenario, persona, "J") < best, agent
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_policy_follower_misses_time_and_feedback(scenario):
+    for persona in PERSONAS:
+        assert mean("policy-follower", scenario, persona, "TA") < mean("oracle", scenario, persona, "TA")
+
+
+@pytest.mark.parametrize("agent", sorted(SCRIPTED))
+@pytest.mark.parametrize("scenario, persona", CASES)
+def test_rewards_sum_to_j(agent, scenario, persona):
+    for run in scores(agent, scenario, persona):
+        assert not run["truncated"]
+        assert run["return"] == pytest.approx(run["scores"]["J"], abs=1e-6)

@@ -1,0 +1,119 @@
+"""Scenario files: the shipped ones validate; every malformed one gets a one-line error that
+names the file, the path inside it and what was expected."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from proactive_env.spec import ScenarioError, json_schema, load_file, load_scenario, shipped_names
+
+
+def write(tmp_path, data, name="broken.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False) if not isinstance(data, str) else data)
+    return path
+
+
+def error_of(tmp_path, data) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_file(write(tmp_path, data))
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("broken.yaml: ")
+    return message
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_shipped_scenarios_validate(name):
+    scenario = load_scenario(name)
+    assert 10 <= len(scenario.tasks) <= 19
+
+
+def test_bad_yaml(tmp_path):
+    message = error_of(tmp_path, "name: monitor\ntasks: [unclosed\n")
+    assert "line " in message and "expected valid YAML" in message
+
+
+def test_top_level_not_a_mapping(tmp_path):
+    assert "expected a mapping" in error_of(tmp_path, "- just\n- a list\n")
+
+
+def test_missing_field(tmp_path, monitor_data):
+    del monitor_data["tasks"][0]["deadline"]
+    assert "tasks[0].deadline: required field is missing" in error_of(tmp_path, monitor_data)
+
+
+def test_unknown_field(tmp_path, monitor_data):
+    monitor_data["tasks"][1]["dedline"] = "D2 09:00"
+    assert "tasks[1].dedline: unknown field" in error_of(tmp_path, monitor_data)
+
+
+def test_dangling_reference(tmp_path, monitor_data):
+    monitor_data["tasks"][0]["evidence"].append("no_such_record")
+    message = error_of(tmp_path, monitor_data)
+    assert "tasks[0].evidence[" in message and "records" in message and "'no_such_record'" in message
+
+
+def test_malformed_time(tmp_path, monitor_data):
+    monitor_data["tasks"][2]["deadline"] = "tomorrow"
+    message = error_of(tmp_path, monitor_data)
+    assert "tasks[2].deadline" in message and "expected a time like 'D2 09:30'" in message
+
+
+def test_out_of_range_time(tmp_path, monitor_data):
+    monitor_data["tasks"][0]["deadline"] = "D40 09:00"
+    message = error_of(tmp_path, monitor_data)
+    assert "tasks[0].deadline" in message and "inside the scenario" in message
+
+
+def test_task_without_persona_expectation(tmp_path, monitor_data):
+    del monitor_data["tasks"][0]["expect"]["planner"]
+    assert "tasks[0].expect: expected an expectation for persona 'planner'" in error_of(tmp_path, monitor_data)
+
+
+def test_unreachable_condition(tmp_path, monitor_data):
+    target = next(t for t in monitor_data["tasks"] if t.get("action") is None)
+    later = monitor_data["tasks"][-1]
+    later["requires"] = [{"task": target["id"], "state": "executed"}]
+    assert "expected a reachable condition" in error_of(tmp_path, monitor_data)
+
+
+def test_ta_window_needs_two_tasks(tmp_path, monitor_data):
+    monitor_data["ta_window"]["competing"] = monitor_data["ta_window"]["urgent"]
+    assert "ta_window.competing: expected two different tasks" in error_of(tmp_path, monitor_data)
+
+
+def test_too_few_tasks(tmp_path, monitor_data):
+    monitor_data["tasks"] = monitor_data["tasks"][:3]
+    assert error_of(tmp_path, monitor_data)  # some one-line error, whichever check trips first
+
+
+def test_duplicate_ids(tmp_path, monitor_data):
+    monitor_data["records"].append(dict(monitor_data["records"][0]))
+    assert "expected a unique id" in error_of(tmp_path, monitor_data)
+
+
+def test_cli_validate_reports_without_traceback(tmp_path, monitor_data):
+    del monitor_data["tasks"][0]["expect"]["operator"]
+    path = write(tmp_path, monitor_data)
+    proc = subprocess.run([sys.executable, "-m", "proactive_env.cli", "validate", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "broken.yaml: tasks[0].expect" in lines[0]
+
+
+def test_cli_missing_file_is_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "proactive_env.cli", "validate", str(tmp_path / "none.yaml")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "none.yaml" in proc.stderr
+
+
+def test_json_schema_exports():
+    schema = json.loads(json_schema())
+    assert schema["title"] == "Scenario"
+    assert "tasks" in schema["properties"]

@@ -1,0 +1,43 @@
+"""The trust model against the human-study calibration (paper §5.3)."""
+
+import pytest
+
+from proactive_env import TrustModel
+from proactive_env.sim.trust import INITIAL
+
+
+def run(sequence: str, over: bool = False) -> list[float]:
+    model = TrustModel()
+    values = [model.value]
+    for step in sequence:
+        model.update(step == "A", over_intervention=over and step == "M")
+        values.append(model.value)
+    return values
+
+
+def test_starts_at_study_level():
+    assert TrustModel().value == pytest.approx(4.43)
+    assert INITIAL == pytest.approx(4.43)
+
+
+@pytest.mark.parametrize("sequence, expected, tol", [
+    ("AM", -1.86, 0.15), ("MA", 1.27, 0.15), ("AA", 0.17, 0.10), ("MM", -0.44, 0.10)])
+def test_transition_changes(sequence, expected, tol):
+    values = run(sequence)
+    assert values[2] - values[1] == pytest.approx(expected, abs=tol)
+
+
+def test_ama_recovers_only_partly():
+    values = run("AMA")
+    assert values[-1] == pytest.approx(3.43, abs=0.15)
+    assert values[-1] < values[1]  # below where it started although the last one is aligned
+
+
+def test_losses_exceed_gains_and_over_intervention_hurts_more():
+    assert abs(run("AM")[2] - run("AM")[1]) > run("MA")[2] - run("MA")[1]
+    assert run("AM", over=True)[2] < run("AM")[2]
+
+
+def test_bounded():
+    assert min(run("M" * 20)) >= 1.0
+    assert max(run("A" * 50)) <= 5.0
