@@ -45,9 +45,12 @@ def check_scenario(path: str, make_agent, seeds: int = 3) -> list[Rule]:
         rules.append(Rule(f"oracle's J beats every scripted agent on {p}", not beaten,
                           f"oracle J {best:.3f}" + (f"; not beaten: {beaten}" if beaten else "")))
         follower = runs["policy-follower", p]
-        rules.append(Rule(f"policy-follower on {p} below the oracle's TA and TR-D",
-                          _mean(follower, "TA") < 1 and _mean(follower, "TR_D") < 1,
-                          f"TA {_mean(follower, 'TA'):.0%}, TR-D {_mean(follower, 'TR_D'):.0%}"))
+        rules.append(Rule(f"policy-follower on {p} below the oracle's TA", _mean(follower, "TA") < _mean(oracle, "TA"),
+                          f"TA {_mean(follower, 'TA'):.0%} vs {_mean(oracle, 'TA'):.0%}"))
+    follower_trd = sum(_mean(runs["policy-follower", p], "TR_D") for p in PERSONAS) / len(PERSONAS)
+    oracle_trd = sum(_mean(runs["oracle", p], "TR_D") for p in PERSONAS) / len(PERSONAS)
+    rules.append(Rule("policy-follower below the oracle's TR-D (mean over personas)", follower_trd < oracle_trd,
+                      f"{follower_trd:.0%} vs {oracle_trd:.0%}"))
     ae, asg = _mean(runs["always-execute", "reviewer"], "TR_D"), _mean(runs["always-suggest", "operator"], "TR_D")
     rules.append(Rule("always-execute on reviewer TR-D ≤ 60%", ae <= 0.6, f"{ae:.0%}"))
     rules.append(Rule("always-suggest on operator TR-D ≤ 60%", asg <= 0.6, f"{asg:.0%}"))

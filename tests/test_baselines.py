@@ -57,6 +57,8 @@ def test_oracle_beats_every_scripted_agent(scenario, persona):
 def test_policy_follower_misses_time_and_feedback(scenario):
     for persona in PERSONAS:
         assert mean("policy-follower", scenario, persona, "TA") < mean("oracle", scenario, persona, "TA")
+    follower = sum(mean("policy-follower", scenario, p, "TR_D") for p in PERSONAS)
+    assert follower < sum(mean("oracle", scenario, p, "TR_D") for p in PERSONAS)
 
 
 @pytest.mark.parametrize("agent", sorted(SCRIPTED))
