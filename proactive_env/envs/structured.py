@@ -25,16 +25,24 @@ FEEDBACK_KINDS = ("none", "approve", "decline", "acknowledge", "policy_change", 
 ACTION_TABLE: tuple[tuple[str, int | None], ...] = (("noop", None),) + tuple(
     (verb, slot) for verb in VERBS for slot in range(MAX_TASKS))
 
-TASK_FEATURES = (
-    "slot_used", "active", "final", "latent", "trigger_user", "trigger_event", "trigger_agent", "urgency",
-    "evidence_read", "work_done", "needs_resource", "resource_busy_now", "allocated", "followup_pending",
-    "presented", "approval_pending", "approved", "declined", "executed", "execute_refused", "has_action",
-    "stated_needs_approval", "needs_approval_now", "stated_noop", "stated_prepare", "stated_suggest",
-    "stated_execute", "conditional",
+# Per-slot task features: static ones (set at reset), ones that change when the task does, and
+# ones that change with the clock. Keeping the groups contiguous lets a row update be one write.
+STATIC_FEATURES = (
+    "slot_used", "latent", "trigger_user", "trigger_event", "trigger_agent", "needs_resource", "has_action",
+    "conditional", "stated_noop", "stated_prepare", "stated_suggest", "stated_execute", "stated_needs_approval",
 )
+STATE_FEATURES = (
+    "active", "final", "evidence_read", "work_done", "allocated", "followup_pending", "presented",
+    "approval_pending", "approved", "declined", "executed", "execute_refused", "needs_approval_now",
+)
+CLOCK_DEPENDENT_FEATURES = ("urgency", "resource_busy_now")
+TASK_FEATURES = STATIC_FEATURES + STATE_FEATURES + CLOCK_DEPENDENT_FEATURES
 CLOCK_FEATURES = ("progress", "time_of_day", "day", "user_available", "user_asleep", "actions_at_point",
                   "grace")
 _T = {name: i for i, name in enumerate(TASK_FEATURES)}
+_STATE = slice(_T[STATE_FEATURES[0]], _T[STATE_FEATURES[-1]] + 1)
+_URGENCY, _BUSY = _T["urgency"], _T["resource_busy_now"]
+_VERBS = tuple(Verb)
 
 
 class ProactivityEnv(gym.Env):
@@ -125,9 +133,10 @@ class ProactivityEnv(gym.Env):
         self._resource_ids = [r.id for r in s.resources][:MAX_RESOURCES]
         res_index = {r: i for i, r in enumerate(self._resource_ids)}
         n = len(s.tasks)
-        self._deadlines = np.array([t.deadline for t in s.tasks], dtype=np.float64)
-        self._task_res = np.array([res_index.get(t.work.resource, -1) for t in s.tasks], dtype=np.int64)
-        self._has_res = self._task_res >= 0
+        self._end, self._days = s.end_minute, s.days
+        self._evidence = [frozenset(t.evidence) for t in s.tasks]
+        self._resource_tasks = [(i, res_index[t.work.resource]) for i, t in enumerate(s.tasks)
+                                if t.work.resource in res_index]
         self._static = np.zeros((MAX_TASKS, len(TASK_FEATURES)), np.float32)
         for i, t in enumerate(s.tasks):
             row = self._static[i]
@@ -182,7 +191,7 @@ class ProactivityEnv(gym.Env):
             self._here, moved = 0, True
         else:
             verb, slot = divmod(a - 1, MAX_TASKS)
-            world.act(Verb(verb), slot)
+            world.act(_VERBS[verb], slot)
             self._here += 1
             moved = self._here >= MAX_ACTIONS_PER_POINT
             if moved:
@@ -249,52 +258,44 @@ class ProactivityEnv(gym.Env):
 
     def _clock_update(self) -> None:
         world, now = self.world, self.world.now
-        s = self.scenario
+        schedule = world.schedule
         clock = self._clock
-        clock[0] = min(1.0, now / s.end_minute)
+        clock[0] = min(1.0, now / self._end)
         clock[1] = (now % 1440) / 1440.0
-        clock[2] = min(1.0, (now // 1440) / s.days)
-        clock[3] = world.schedule.available(now)
-        clock[4] = world.schedule.sleep.contains(now)
+        clock[2] = min(1.0, (now // 1440) / self._days)
+        clock[3] = schedule.available(now)
+        clock[4] = schedule.sleep.contains(now)
         clock[6] = world.grace
-        busy_now = np.zeros(MAX_RESOURCES, np.float32)
+        busy = [schedule.resource_busy[rid].contains(now) for rid in self._resource_ids]
         for i, rid in enumerate(self._resource_ids):
-            spans = world.schedule.resource_busy[rid]
-            busy_now[i] = spans.contains(now)
-            self._resources[i, 1] = busy_now[i]
-            self._resources[i, 2] = spans.overlaps(now, now + 120)
-        n = self._n_tasks
+            self._resources[i, 1] = busy[i]
+            self._resources[i, 2] = schedule.resource_busy[rid].overlaps(now, now + 120)
         tasks = self._tasks
-        open_ = (tasks[:n, _T["active"]] > 0) & (tasks[:n, _T["final"]] == 0)
-        urgency = 1.0 - np.clip((self._deadlines - now) / URGENCY_HORIZON, 0.0, 1.0)
-        tasks[:n, _T["urgency"]] = np.where(open_, urgency, 0.0)
-        tasks[:n, _T["resource_busy_now"]] = np.where(self._has_res, busy_now[self._task_res], 0.0)
-        self._context[len(PERSONAS):] = 0.0
-        self._context[len(PERSONAS) + FEEDBACK_KINDS.index(world.feedback.kind)] = 1.0
+        for t in world.tasks:
+            if t.active and not t.final:
+                left = (t.spec.deadline - now) / URGENCY_HORIZON
+                tasks[t.index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+        for index, res in self._resource_tasks:
+            tasks[index, _BUSY] = busy[res]
+        feedback = self._context[len(PERSONAS):]
+        feedback[:] = 0.0
+        feedback[FEEDBACK_KINDS.index(world.feedback.kind)] = 1.0
+        self._time = format_at(now)
 
     def _task_row(self, t: TaskState) -> None:
+        """Write one task's state features and its six action-mask entries."""
         world = self.world
-        row = self._tasks[t.index]
         units = t.spec.work.units
-        row[_T["active"]] = t.active
-        row[_T["final"]] = t.final
-        evidence = t.spec.evidence
-        row[_T["evidence_read"]] = (sum(r in world.observed for r in evidence) / len(evidence)) if evidence else 1.0
-        row[_T["work_done"]] = t.units_done / units if units else 1.0
-        row[_T["allocated"]] = t.allocated
-        row[_T["followup_pending"]] = t.followup is not None
-        row[_T["presented"]] = t.presented
-        row[_T["approval_pending"]] = t.approval == "pending"
-        row[_T["approved"]] = t.approval == "approve"
-        row[_T["declined"]] = t.approval == "decline"
-        row[_T["executed"]] = t.executed
-        row[_T["execute_refused"]] = t.exec_blocked
-        row[_T["needs_approval_now"]] = world.needs_approval(t)
+        evidence = self._evidence[t.index]
+        approval = t.approval
+        self._tasks[t.index, _STATE] = (
+            t.active, t.final, len(evidence & world.observed) / len(evidence) if evidence else 1.0,
+            t.units_done / units if units else 1.0, t.allocated, t.followup is not None, t.presented,
+            approval == "pending", approval == "approve", approval == "decline", t.executed, t.exec_blocked,
+            world.needs_approval(t))
         if t.final:
-            row[_T["urgency"]] = 0.0
-        mask, valid = self._mask, world.valid
-        for verb in Verb:
-            mask[1 + verb * MAX_TASKS + t.index] = valid(verb, t)
+            self._tasks[t.index, _URGENCY] = 0.0
+        self._mask[1 + t.index::MAX_TASKS] = world.valid_verbs(t)
 
     def _obs(self) -> dict[str, np.ndarray]:
         return {"clock": self._clock.copy(), "tasks": self._tasks.ravel().copy(),
@@ -304,4 +305,4 @@ class ProactivityEnv(gym.Env):
     def _info(self, invalid: bool) -> dict[str, Any]:
         world = self.world
         return {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
-                "time": format_at(world.now), "scores": dict(self._summary)}
+                "time": self._time, "scores": dict(self._summary)}

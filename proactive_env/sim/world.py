@@ -54,7 +54,8 @@ class Q(IntEnum):
     END = 10
 
 
-WAKES = frozenset({Q.EVENT, Q.TRIGGER, Q.TA_START, Q.WORK_DONE, Q.DECIDE, Q.FOLLOWUP, Q.REVIEW})
+_NOTHING_VALID = (False,) * len(Verb)
+_VERB_NAMES = tuple(v.name.lower() for v in Verb)
 
 
 @dataclass(slots=True)
@@ -369,24 +370,20 @@ class World:
             self._present(task)
         elif verb is Verb.EXECUTE:
             self._execute(task)
-        self._record("action", verb=verb.name.lower(), task=task.spec.id)
+        self._record("action", verb=_VERB_NAMES[verb], task=task.spec.id)
         return True
 
     def valid(self, verb: Verb, t: TaskState) -> bool:
+        return self.valid_verbs(t)[verb]
+
+    def valid_verbs(self, t: TaskState) -> tuple[bool, bool, bool, bool, bool, bool]:
+        """Which of (start, continue, defer, allocate, present, execute) can be applied to ``t``."""
         if not t.active or t.final:
-            return False
+            return _NOTHING_VALID
         units = t.spec.work.units
-        if verb is Verb.START:
-            return not t.started
-        if verb is Verb.CONTINUE:
-            return t.started and t.units_done < units and not t.allocated
-        if verb is Verb.DEFER:
-            return t.followup is None
-        if verb is Verb.ALLOCATE:
-            return units > 0 and t.units_done < units and not t.allocated
-        if verb is Verb.PRESENT:
-            return not t.presented
-        return t.spec.action is not None and not t.executed and not t.exec_blocked
+        open_work = t.units_done < units and not t.allocated
+        return (not t.started, t.started and open_work, t.followup is None, open_work,
+                not t.presented, t.spec.action is not None and not t.executed and not t.exec_blocked)
 
     def _deepen(self, task: TaskState, depth: Depth) -> None:
         if depth > task.chosen:
@@ -537,12 +534,15 @@ class World:
 
 
 def compose_artifact(task: Task, observed: set[str], units_done: int) -> str:
-    """The text of the work a structured action yields: facts whose source the agent observed,
-    required codes it can quote, and — where it acted without the record that refutes them —
-    the assumptions a careless assistant would make."""
+    """The text of the work a structured action yields: the facts whose source the agent observed
+    and the required codes it can quote (as far as the work has got), and — where it acted
+    without the record that refutes them — the assumptions a careless assistant would make."""
+    # Work in progress covers the facts in proportion to the units done.
+    done = units_done / task.work.units if task.work.units else 1.0
     lines = [task.title]
-    lines += [f.text for f in task.facts if f.source in observed]
-    lines += [f.text for f in task.constraints.must_include if f.source in observed]
+    lines += [f.text for i, f in enumerate(task.facts) if f.source in observed and i < done * len(task.facts)]
+    must = task.constraints.must_include
+    lines += [f.text for i, f in enumerate(must) if f.source in observed and i < done * len(must)]
     lines += [f"Assumed: {c.text}" for c in task.constraints.must_not_include if c.refuted_by not in observed]
     if task.work.units and units_done < task.work.units:
         lines.append(f"(work {units_done}/{task.work.units} done)")
