@@ -68,16 +68,15 @@ def _table(title: str, rows: list[dict], keys: tuple[str, ...]):
 
     table = Table(title=title)
     for key in keys:
-        table.add_column(key.capitalize())
+        table.add_column(key.capitalize(), no_wrap=True)
     table.add_column("Runs", justify="right")
     for _, header, _ in METRIC_COLUMNS:
         table.add_column(header, justify="right")
+    table.add_column("J 95% CI", justify="right", no_wrap=True)
     for row in rows:
-        cells = [str(row[k]) for k in keys] + [str(row["runs"])]
-        for key, _, fmt in METRIC_COLUMNS:
-            lo, hi = row[f"{key}_ci"]
-            cells.append(fmt.format(row[key]) + (f" ±{(hi - lo) / 2:{fmt[2:-1]}}" if row["runs"] > 1 else ""))
-        table.add_row(*cells)
+        lo, hi = row["J_ci"]
+        table.add_row(*[str(row[k]) for k in keys], str(row["runs"]),
+                      *[fmt.format(row[key]) for key, _, fmt in METRIC_COLUMNS], f"[{lo:.3f}, {hi:.3f}]")
     return table
 
 
@@ -101,7 +100,7 @@ def _eval(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     out = Path(args.out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
@@ -116,7 +115,8 @@ def _eval(args) -> int:
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
-    console.print(_table("Proactivity-Gym results (mean ± half 95% CI width)", aggregate(records, ("agent",)), ("agent",)))
+    console.print(_table("Proactivity-Gym results (TA, TR-D and continuation in %)",
+                         aggregate(records, ("agent",)), ("agent",)))
     console.print(_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
     if len(scenarios) > 1:
         console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))

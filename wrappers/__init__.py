@@ -1,0 +1,8 @@
+"""Gymnasium wrappers for Proactivity-Gym envs (imported as ``proactive_env.wrappers``)."""
+
+from .observation import FlattenObservation, MaskedDictObservation, TextObservation
+from .recording import RecordTrajectory
+from .reward import RewardWeights, weighted_j
+
+__all__ = ["FlattenObservation", "MaskedDictObservation", "RecordTrajectory", "RewardWeights", "TextObservation",
+           "weighted_j"]
