@@ -10,9 +10,14 @@ SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, Alway
 
 
 def make_agent(spec: str) -> Agent:
-    """An agent from its name (``oracle``, ``noop``, ``random``, ...)."""
+    """An agent from its name (``oracle``, ``noop``, ``random``, ...) or ``sb3:PATH`` (a model
+    saved by ``proactivity-gym train``)."""
+    if spec.startswith("sb3:"):
+        from .learned import load_agent
+
+        return load_agent(spec)
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED)}")
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED)} or sb3:PATH")
     return SCRIPTED[spec]()
 
 

@@ -44,7 +44,7 @@ class OracleAgent:
         if t.units_done < work.units:
             if t.allocated:
                 return None
-            if not w.schedule.resource_free(work.resource, now, now + work.minutes) and self._can_allocate(t):
+            if not w.resource_free(work.resource, now, now + work.minutes) and w.free_window(t) is not None:
                 return Verb.ALLOCATE
             return Verb.CONTINUE if t.started else Verb.START
         if not t.started:
@@ -54,8 +54,3 @@ class OracleAgent:
         if expected == Depth.EXECUTE and not t.executed:
             return Verb.EXECUTE
         return None
-
-    def _can_allocate(self, t: TaskState) -> bool:
-        work, w = t.spec.work, self.world
-        duration = work.minutes * (work.units - t.units_done)
-        return w.schedule.next_free_window(w.now, work.resource, duration, t.spec.deadline) is not None

@@ -124,6 +124,26 @@ def _eval(args) -> int:
     return 0
 
 
+TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
+
+
+def _train(args, rest: list[str]) -> int:
+    import importlib
+
+    try:
+        module = importlib.import_module(f"proactive_env.baselines.{TRAINERS[args.algo]}")
+    except ImportError as exc:
+        print(f"error: training needs the rl extra ({exc.name} is missing): pip install 'proactivity-gym[rl]'",
+              file=sys.stderr)
+        return 2
+    from .baselines.training import parse_args
+
+    path = module.train(parse_args(module.Args, rest))
+    print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
+          f"evaluate with: proactivity-gym eval --agents sb3:{path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="proactivity-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -147,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_run)
 
+    p = sub.add_parser("train", help="train an SB3 / sb3-contrib agent (further --options: see the trainer's Args)")
+    p.add_argument("--algo", required=True, choices=sorted(TRAINERS))
+    p.set_defaults(func=_train, passthrough=True)
+
     p = sub.add_parser("eval", help="evaluate agents and print the results table")
     p.add_argument("--agents", default="oracle,policy-follower,always-suggest,always-execute,random,noop")
     p.add_argument("--scenarios", default="all")
@@ -159,9 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args, rest = build_parser().parse_known_args(argv)
+    if rest and not getattr(args, "passthrough", False):
+        build_parser().parse_args(argv)  # reports the unknown arguments and exits
     try:
-        return args.func(args)
+        return args.func(args, rest) if getattr(args, "passthrough", False) else args.func(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

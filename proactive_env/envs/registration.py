@@ -7,6 +7,7 @@ import gymnasium as gym
 from ..spec import PERSONAS, shipped_names
 
 ENTRY_POINT = "proactive_env.envs.structured:ProactivityEnv"
+SUITE_ID = "Proactivity-Suite-v0"
 MAX_EPISODE_STEPS = 2000
 
 
@@ -24,6 +25,8 @@ def env_ids() -> list[str]:
 
 
 def register_all() -> None:
+    gym.register(SUITE_ID, entry_point="proactive_env.envs.suite:SuiteEnv", kwargs={"scenarios": "all"},
+                 max_episode_steps=MAX_EPISODE_STEPS)
     for scenario in shipped_names():
         name = env_name(scenario)
         gym.register(f"Proactivity-{name}-v0", entry_point=ENTRY_POINT,

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..scoring import RunScorer, Weights, make_trajectory
-from ..sim import TAOutcome, TaskState, Verb, World
+from ..sim import SharedPool, TAOutcome, TaskState, Verb, World
 from ..spec import MAX_TASKS, PERSONAS, Depth, Scenario, format_at, load_scenario
 from .render import ansi_timeline, rgb_timeline
 
@@ -148,6 +148,10 @@ class ProactivityEnv(gym.Env):
             row[_T["conditional"]] = bool(t.requires)
         self._n_tasks = n
         self.world: World | None = None
+        # Set by the multi-assistant env: worlds that share one clock and one pool of compute.
+        self.pool: SharedPool | None = None
+        self.owner = "agent"
+        self.shared_clock = False
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -155,7 +159,7 @@ class ProactivityEnv(gym.Env):
         persona = self.fixed_persona or PERSONAS[int(self.np_random.integers(len(PERSONAS)))]
         self.persona = persona
         self._seed = seed
-        self.world = World(self.scenario, persona, self.np_random)
+        self.world = World(self.scenario, persona, self.np_random, pool=self.pool, owner=self.owner)
         self.scorer = RunScorer(self.scenario, self.weights)
         self._actions: list[int] = []
         self._here = 0
@@ -174,33 +178,40 @@ class ProactivityEnv(gym.Env):
         self._context[PERSONAS.index(persona)] = 1.0
         self._mask = np.zeros(N_ACTIONS, np.int8)
         self._mask[0] = 1
-        self.world.advance()
+        if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
+            self.world.advance()
         self._collect()
         self.world.dirty.update(range(self._n_tasks))
         self._refresh(moved=True)
         return self._obs(), self._info(False)
 
     def step(self, action):
-        world = self.world
-        if world is None:
+        if self.world is None:
             raise RuntimeError("call reset() before step()")
+        invalid, wait = self._act(action)
+        if wait:
+            self.world.advance()
+            self._here = 0
+        return self._observe(moved=wait, invalid=invalid)
+
+    def _act(self, action) -> tuple[bool, bool]:
+        """Apply the agent's action at the current decision point, without moving the clock.
+        Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
         a = int(action)
         invalid = not (0 <= a < N_ACTIONS) or not self._mask[a]
+        self._actions.append(0 if invalid else a)
         if invalid or a == 0:
-            world.advance()
-            self._here, moved = 0, True
-        else:
-            verb, slot = divmod(a - 1, MAX_TASKS)
-            world.act(_VERBS[verb], slot)
-            self._here += 1
-            moved = self._here >= MAX_ACTIONS_PER_POINT
-            if moved:
-                world.advance()
-                self._here = 0
-        self._actions.append(a if not invalid else 0)
+            return invalid, True
+        verb, slot = divmod(a - 1, MAX_TASKS)
+        self.world.act(_VERBS[verb], slot)
+        self._here += 1
+        return False, self._here >= MAX_ACTIONS_PER_POINT
+
+    def _observe(self, moved: bool, invalid: bool):
+        """Score what became final, bring the observation up to date, and build the step result."""
         reward = self._collect()
         self._refresh(moved)
-        terminated = world.done
+        terminated = self.world.done
         info = self._info(invalid)
         if terminated:
             info["scores"] = self.scorer.breakdown()

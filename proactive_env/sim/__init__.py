@@ -1,10 +1,11 @@
 """The world: clock, records and tools, resources, tasks, the user simulator and trust."""
 
 from .outcome import TAOutcome, TaskOutcome
+from .pool import SharedPool
 from .schedule import Schedule
 from .trust import TrustModel
 from .user import Decision
 from .world import TaskState, Verb, World, compose_artifact
 
-__all__ = ["Decision", "Schedule", "TAOutcome", "TaskOutcome", "TaskState", "TrustModel", "Verb", "World",
+__all__ = ["Decision", "Schedule", "SharedPool", "TAOutcome", "TaskOutcome", "TaskState", "TrustModel", "Verb", "World",
            "compose_artifact"]

@@ -7,12 +7,14 @@ the simulator's questions are bisections, not scans.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..spec import Scenario
 from ..spec.timeline import MINUTES_PER_DAY
 
 SEARCH_STEP = 30  # minutes between candidate times when looking for a free window
+FreeCheck = Callable[[int, int], bool]  # is the compute a piece of work needs free over [start, end)?
 
 
 def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -78,25 +80,27 @@ class Schedule:
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:
         return resource is None or not self.resource_busy[resource].overlaps(start, end)
 
-    def next_opportunity(self, after: int, resource: str | None, duration: int, deadline: int) -> int | None:
-        """Earliest time ≥ ``after`` when the user is reachable and the resource free for ``duration``."""
+    def next_opportunity(self, after: int, free: FreeCheck, duration: int, deadline: int) -> int | None:
+        """Earliest time ≥ ``after`` when the user is reachable and ``free(start, end)`` holds."""
         t = after
         while t + duration <= deadline:
-            if self.available(t) and self.resource_free(resource, t, t + duration):
+            if self.available(t) and free(t, t + duration):
                 return t
             t += SEARCH_STEP
         return None
 
-    def next_free_window(self, after: int, resource: str | None, duration: int, deadline: int) -> tuple[int, bool] | None:
+    def next_free_window(self, after: int, free: FreeCheck, duration: int, deadline: int,
+                         idle_fallback: bool) -> tuple[int, bool] | None:
         """Where to run ``duration`` minutes of work: the user's sleep time if it fits before the
-        deadline, else the first idle window of the resource. Returns (start, in_sleep_time)."""
+        deadline, else (with ``idle_fallback``) the first window where ``free`` holds.
+        Returns (start, in_sleep_time)."""
         fallback = None
         t = after
         while t + duration <= deadline:
-            if self.resource_free(resource, t, t + duration):
+            if free(t, t + duration):
                 if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):
                     return t, True
-                if fallback is None and (resource is not None):
+                if fallback is None and idle_fallback:
                     fallback = t
             t += SEARCH_STEP
         return (fallback, False) if fallback is not None else None

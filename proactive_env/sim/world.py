@@ -17,6 +17,7 @@ import numpy as np
 from ..spec import Depth, Scenario, Task, trigger_minute
 from ..spec.timeline import MINUTES_PER_DAY, format_at
 from .outcome import TAOutcome, TaskOutcome
+from .pool import SharedPool
 from .schedule import Schedule
 from .trust import TrustModel
 from .user import Decision, decide, reply
@@ -97,6 +98,8 @@ class World:
     scenario: Scenario
     persona: str
     rng: np.random.Generator
+    pool: SharedPool | None = None
+    owner: str = "agent"  # this world's assistant, as the shared pool knows it
     now: int = 0
     tasks: list[TaskState] = field(default_factory=list)
     observed: set[str] = field(default_factory=set)
@@ -171,6 +174,23 @@ class World:
                 woke |= self._handle(Q(kind), payload)
             if woke:
                 return
+
+    def next_minute(self) -> int | None:
+        """When the next queued entry falls (a shared clock moves to the earliest of these)."""
+        return self._queue[0][0] if self._queue and not self.done else None
+
+    def advance_to(self, minute: int) -> bool:
+        """Process everything queued up to ``minute`` and stand there; True if any of it is a
+        decision point for this world's agent (used when several worlds share one clock)."""
+        woke = False
+        queue = self._queue
+        while queue and not self.done and queue[0][0] <= minute:
+            at, kind, _, payload = heapq.heappop(queue)
+            self.now = at
+            woke |= self._handle(Q(kind), payload)
+        if not self.done:
+            self.now = max(self.now, minute)
+        return woke
 
     def _handle(self, kind: Q, payload: int) -> bool:
         if kind is Q.EVENT:
@@ -346,6 +366,28 @@ class World:
         self.inbox.append(f"[{format_at(self.now)}] {reply(decision, self.scenario.user.name, task.spec.title)}")
         self.dirty.add(task.index)
 
+    # ------------------------------------------------------------------ compute
+    def resource_free(self, resource: str | None, start: int, end: int) -> bool:
+        """Is the compute for work on ``resource`` free over [start, end): not held by the user's
+        own jobs and, when assistants share a pool, with a slot left in it?"""
+        if resource is None:
+            return True
+        if not self.schedule.resource_free(resource, start, end):
+            return False
+        return self.pool is None or self.pool.free(start, end, self.owner)
+
+    def free_window(self, task: TaskState) -> tuple[int, bool] | None:
+        """Where ``allocate`` would run the task's remaining work (start, in the user's sleep)."""
+        work = task.spec.work
+        duration = work.minutes * (work.units - task.units_done)
+        free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
+        return self.schedule.next_free_window(self.now, free, duration, task.spec.deadline,
+                                              idle_fallback=work.resource is not None)
+
+    def _reserve(self, resource: str | None, start: int, end: int) -> None:
+        if self.pool is not None and resource is not None:
+            self.pool.reserve(start, end, self.owner)
+
     # ------------------------------------------------------------------ agent actions
     def act(self, verb: Verb, index: int) -> bool:
         """Apply one structured action. Returns False (and changes nothing) if it is not valid."""
@@ -391,12 +433,14 @@ class World:
 
     def _work_unit(self, task: TaskState) -> None:
         work = task.spec.work
-        if not self.schedule.resource_free(work.resource, self.now, self.now + work.minutes):
+        end = self.now + work.minutes
+        if not self.resource_free(work.resource, self.now, end):
             task.competed = True
             self.feedback = Feedback("conflict", self.now)
             self.inbox.append(f"[{format_at(self.now)}] {self.scenario.user.name}: my own job on "
                               f"{work.resource} just slowed down — what is running?")
             self._record("conflict", task=task.spec.id, resource=work.resource)
+        self._reserve(work.resource, self.now, end)
         task.units_done = min(work.units, task.units_done + 1)
         self._deepen(task, Depth.PREPARE)
 
@@ -406,7 +450,8 @@ class World:
         if task.index == self._ta_competing and self.now < self.window.end:
             earliest = max(earliest, self.window.end)
         duration = work.minutes * max(1, work.units - task.units_done)
-        when = self.schedule.next_opportunity(earliest, work.resource, duration, task.spec.deadline)
+        free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
+        when = self.schedule.next_opportunity(earliest, free, duration, task.spec.deadline)
         task.deferred = True
         if when is None:
             task.continuation = 0.0
@@ -420,13 +465,14 @@ class World:
     def _allocate(self, task: TaskState) -> None:
         work = task.spec.work
         duration = work.minutes * (work.units - task.units_done)
-        slot = self.schedule.next_free_window(self.now, work.resource, duration, task.spec.deadline)
+        slot = self.free_window(task)
         if slot is None:
             self._record("allocate_failed", task=task.spec.id)
             return
         start, in_sleep = slot
         task.allocated = True
         task.sleep_work = in_sleep
+        self._reserve(work.resource, start, start + duration)
         if task.index == self._ta_competing and self.now < self.window.end:
             if start >= self.window.end:
                 self._ta_deferred, task.continuation = True, 1.0

@@ -1,0 +1,50 @@
+"""DQN (Stable-Baselines3) on the flattened observation, without masks.
+
+    proactivity-gym train --algo dqn --env Proactivity-Monitor-v0 --timesteps 200000 --out runs/dqn
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stable_baselines3 import DQN
+
+from .training import CommonArgs, callbacks, finish, make_envs, parse_args, save_config
+
+ALGO = "dqn"
+
+
+@dataclass
+class Args(CommonArgs):
+    n_envs: int = 1
+    learning_rate: float = 1e-4
+    buffer_size: int = 100_000
+    learning_starts: int = 5_000
+    batch_size: int = 128
+    gamma: float = 0.995
+    train_freq: int = 4
+    target_update_interval: int = 2_000
+    exploration_fraction: float = 0.3
+    exploration_final_eps: float = 0.05
+    net_arch: str = "256,256"
+
+
+def train(args: Args) -> Path:
+    save_config(args, ALGO, "flat")
+    envs = make_envs(args, flat=True)
+    model = DQN(
+        "MlpPolicy", envs, learning_rate=args.learning_rate, buffer_size=args.buffer_size,
+        learning_starts=args.learning_starts, batch_size=args.batch_size, gamma=args.gamma,
+        train_freq=args.train_freq, target_update_interval=args.target_update_interval,
+        exploration_fraction=args.exploration_fraction, exploration_final_eps=args.exploration_final_eps,
+        policy_kwargs={"net_arch": [int(n) for n in args.net_arch.split(",")]},
+        tensorboard_log=str(Path(args.out) / "tb"), seed=args.seed, device="cpu", verbose=0)
+    callback, scorer = callbacks(args, ALGO, "flat")
+    model.learn(args.timesteps, callback=callback, progress_bar=args.progress_bar)
+    envs.close()
+    return finish(model, args, scorer, ALGO)
+
+
+if __name__ == "__main__":
+    train(parse_args(Args))

@@ -1,0 +1,170 @@
+"""What the training scripts share: vector envs, evaluation by the benchmark's own scorer,
+checkpoints, the saved agent config and the learning-curve plot."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+import proactive_env  # noqa: F401  (registers the ids in worker processes too)
+from proactive_env.evaluate import play
+from proactive_env.spec import PERSONAS
+from proactive_env.wrappers import FlattenObservation
+
+from .learned import CONFIG, PolicyAgent
+
+EVAL_METRICS = ("TC", "TA", "TR_D", "TR_J", "J")
+EVAL_SEED_OFFSET = 1_000_000  # evaluation seeds are never used for training
+
+
+@dataclasses.dataclass
+class CommonArgs:
+    env: str = "Proactivity-Monitor-v0"
+    """training env id (persona sampled per episode unless the id names one)"""
+    timesteps: int = 200_000
+    seed: int = 0
+    out: str = "runs/train"
+    n_envs: int = 2
+    """parallel envs; more than 1 runs them in subprocesses"""
+    eval_scenarios: str = "monitor"
+    """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
+    eval_freq: int = 20_000
+    eval_episodes: int = 3
+    """episodes per scenario and persona at each evaluation"""
+    checkpoint_freq: int = 50_000
+    progress_bar: bool = True
+
+
+def parse_args(cls, argv: list[str] | None = None):
+    """A dataclass of arguments from the command line (``--field value``; booleans take 0/1)."""
+    parser = argparse.ArgumentParser(description=cls.__doc__)
+    for field in dataclasses.fields(cls):
+        kind = field.type if isinstance(field.type, type) else type(field.default)
+        if kind is bool:
+            parser.add_argument(f"--{field.name.replace('_', '-')}", type=lambda v: v.lower() in ("1", "true", "yes"),
+                                default=field.default)
+        else:
+            parser.add_argument(f"--{field.name.replace('_', '-')}", type=kind, default=field.default)
+    return cls(**vars(parser.parse_args(argv)))
+
+
+def make_envs(args: CommonArgs, flat: bool):
+    wrapper = FlattenObservation if flat else None
+    vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
+    return make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls, wrapper_class=wrapper)
+
+
+def evaluate_policy(agent: PolicyAgent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
+    """Mean scores per persona and overall, on seeds the training never used."""
+    per_persona = {}
+    for persona in PERSONAS:
+        runs = [play(agent, s, persona, first_seed + i) for s in scenarios for i in range(episodes)]
+        per_persona[persona] = {m: float(np.mean([r["scores"][m] for r in runs])) for m in EVAL_METRICS}
+    overall = {m: float(np.mean([v[m] for v in per_persona.values()])) for m in EVAL_METRICS}
+    return {"overall": overall, **per_persona}
+
+
+class ScoreEvalCallback(BaseCallback):
+    """Every ``eval_freq`` steps: play the current policy deterministically on the evaluation
+    scenarios × personas and log TC, TA, TR-D, TR-J and J (TensorBoard and ``eval.csv``); keep
+    the best model by mean J."""
+
+    def __init__(self, args: CommonArgs, algo: str, observation: str):
+        super().__init__()
+        self.args, self.algo, self.observation = args, algo, observation
+        self.out = Path(args.out)
+        self.scenarios = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
+        self.best = -np.inf
+        self.rows: list[dict] = []
+
+    def _on_step(self) -> bool:
+        if self.n_calls % max(1, self.args.eval_freq // self.args.n_envs) == 0:
+            self.evaluate()
+        return True
+
+    def _on_training_end(self) -> None:
+        self.evaluate()
+
+    def evaluate(self) -> dict:
+        if self.rows and self.rows[-1]["timesteps"] == self.num_timesteps:
+            return self.rows[-1]
+        agent = PolicyAgent(self.model, self.algo, self.observation)
+        result = evaluate_policy(agent, self.scenarios, self.args.eval_episodes,
+                                 EVAL_SEED_OFFSET + self.args.seed * 1000)
+        row = {"timesteps": self.num_timesteps}
+        for group, scores in result.items():
+            for metric, value in scores.items():
+                self.logger.record(f"eval/{group}/{metric}", value)
+                row[f"{group}/{metric}"] = value
+        self.rows.append(row)
+        self._write_csv()
+        if result["overall"]["J"] > self.best:
+            self.best = result["overall"]["J"]
+            self.model.save(self.out / "best_model.zip")
+        return row
+
+    def _write_csv(self) -> None:
+        with open(self.out / "eval.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(self.rows[-1]))
+            writer.writeheader()
+            writer.writerows(self.rows)
+
+
+def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackList, ScoreEvalCallback]:
+    scorer = ScoreEvalCallback(args, algo, observation)
+    checkpoints = CheckpointCallback(max(1, args.checkpoint_freq // args.n_envs), str(Path(args.out) / "checkpoints"),
+                                     name_prefix=algo)
+    return CallbackList([checkpoints, scorer]), scorer
+
+
+def save_config(args, algo: str, observation: str) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    config = {"algo": algo, "observation": observation, "args": dataclasses.asdict(args)}
+    (out / CONFIG).write_text(json.dumps(config, indent=1))
+
+
+def plot_learning_curve(rows: list[dict], path: Path, title: str) -> None:
+    """J, TA and TR-D of the periodic evaluations against training steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r["timesteps"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for metric, label in (("J", "J"), ("TA", "TA"), ("TR_D", "TR-D")):
+        ax.plot(steps, [r[f"overall/{metric}"] for r in rows], marker="o", label=label)
+    for persona in PERSONAS:
+        ax.plot(steps, [r[f"{persona}/J"] for r in rows], linestyle=":", alpha=0.7, label=f"J {persona}")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("score (fraction)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def finish(model, args, scorer: ScoreEvalCallback, algo: str) -> Path:
+    out = Path(args.out)
+    path = out / "model.zip"
+    model.save(path)
+    plot_learning_curve(scorer.rows, out / "learning_curve.png", f"{algo} on {args.env}")
+    return path
+
+
+def make_single_env(env_id: str, flat: bool) -> gym.Env:
+    env = gym.make(env_id)
+    return FlattenObservation(env) if flat else env
