@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import dataclasses
 import json
 from pathlib import Path
@@ -58,9 +59,11 @@ def parse_args(cls, argv: list[str] | None = None):
 
 
 def make_envs(args: CommonArgs, flat: bool):
-    wrapper = FlattenObservation if flat else None
+    # A module-level factory: subprocess workers unpickle it by reference, importing this module
+    # and so registering the ids before gym.make runs there.
     vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
-    return make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls, wrapper_class=wrapper)
+    return make_vec_env(functools.partial(make_single_env, args.env, flat), n_envs=args.n_envs, seed=args.seed,
+                        vec_env_cls=vec_cls)
 
 
 def evaluate_policy(agent: PolicyAgent, scenarios: list[str], episodes: int, first_seed: int) -> dict:

@@ -44,13 +44,11 @@ def _schema(args) -> int:
 
 
 def _run(args) -> int:
-    import gymnasium as gym
-
     from .baselines import make_agent
-    from .envs import env_name
     from .envs.render import ansi_timeline
+    from .evaluate import make_env
 
-    env = gym.make(f"Proactivity-{env_name(args.scenario)}-{args.persona.capitalize()}-v0", render_mode="ansi")
+    env = make_env(args.scenario, args.persona)
     agent = make_agent(args.agent)
     obs, info = env.reset(seed=args.seed)
     agent.reset(env.unwrapped, args.seed)
@@ -161,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_schema)
 
     p = sub.add_parser("run", help="play one episode and print its timeline")
-    p.add_argument("--scenario", default="monitor")
+    p.add_argument("--scenario", default="monitor", help="a shipped scenario's name or a scenario file")
     p.add_argument("--persona", default="operator", choices=["reviewer", "planner", "operator"])
     p.add_argument("--agent", default="oracle")
     p.add_argument("--seed", type=int, default=0)
