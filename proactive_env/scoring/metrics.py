@@ -66,7 +66,7 @@ def _outputs(task: Task, o: TaskOutcome) -> float:
     if required == Depth.SUGGEST:
         items.append(1.0 if o.presented else 0.0)
     elif required == Depth.EXECUTE:
-        items.append(1.0 if o.executed else 0.0)
+        items.append(o.action_match if o.executed else 0.0)
     return sum(items) / len(items)
 
 
@@ -92,7 +92,8 @@ def tr_j_estimate(trust: float, tc: float) -> float:
     return 0.5 * trust + 0.5 * (1.0 + 4.0 * tc / 100.0)
 
 
-def score_task(task: Task, o: TaskOutcome, judges: list[Judge]) -> TaskScore:
+def score_task(task: Task, o: TaskOutcome, judges: list[Judge], tr_j: float | None = None) -> TaskScore:
+    """One task's scores; ``tr_j`` replaces the TR-J estimator (e.g. an LLM judge's rating)."""
     diag = judge_task(judges, task, o)
     components: dict[str, float] = {}
     if o.evidence_total:
@@ -105,7 +106,7 @@ def score_task(task: Task, o: TaskOutcome, judges: list[Judge]) -> TaskScore:
     components["completion"] = (diag["completeness"] + diag["artifact_quality"]) / 2
     tc = 100.0 * sum(components.values()) / len(components)
     return TaskScore(task=task.id, weight=task.weight, components=components, diagnostics=diag, tc=tc,
-                     depth_match=o.chosen == o.expected, tr_j=tr_j_estimate(o.trust, tc),
+                     depth_match=o.chosen == o.expected, tr_j=tr_j_estimate(o.trust, tc) if tr_j is None else tr_j,
                      chosen=Depth(o.chosen).name, expected=Depth(o.expected).name)
 
 
@@ -123,10 +124,10 @@ class RunScorer:
         self._specs = {t.id: t for t in self.scenario.tasks}
         self._weight = self._weighted_tc = self._matches = self._tr_j = 0.0
 
-    def add(self, outcome: TaskOutcome) -> TaskScore | None:
+    def add(self, outcome: TaskOutcome, tr_j: float | None = None) -> TaskScore | None:
         if not outcome.active:
             return None
-        score = score_task(self._specs[outcome.task], outcome, self.judges)
+        score = score_task(self._specs[outcome.task], outcome, self.judges, tr_j)
         self.tasks.append(score)
         self._weight += score.weight
         self._weighted_tc += score.weight * score.tc
@@ -167,10 +168,13 @@ class RunScorer:
 
 
 def score_run(scenario: Scenario, outcomes: list[TaskOutcome], ta: TAOutcome,
-              weights: Weights | None = None, judges: list[Judge] | None = None) -> dict:
-    """Full score breakdown of a finished run from its outcomes (used by re-scoring)."""
+              weights: Weights | None = None, judges: list[Judge] | None = None,
+              tr_j: dict[str, float] | None = None) -> dict:
+    """Full score breakdown of a finished run from its outcomes (used by re-scoring). ``ta`` may
+    come from the world or from TA judges; ``tr_j`` maps task ids to judged TR-J ratings that
+    replace the deterministic estimator."""
     scorer = RunScorer(scenario, weights or Weights(), judges or [RubricJudge()])
     for outcome in outcomes:
-        scorer.add(outcome)
+        scorer.add(outcome, (tr_j or {}).get(outcome.task))
     scorer.ta = ta
     return scorer.breakdown()

@@ -26,6 +26,7 @@ class TaskOutcome:
     observed: list[str] = field(default_factory=list)  # records the agent had seen when producing it
     trust: float = 0.0  # the user's trust at the task's last turn
     minute: int = 0
+    action_match: float = 1.0  # share of the intended action's arguments the execution got right
 
     @classmethod
     def inactive(cls, task: str) -> "TaskOutcome":

@@ -19,6 +19,7 @@ from ..spec.timeline import MINUTES_PER_DAY, format_at
 from .outcome import TAOutcome, TaskOutcome
 from .pool import SharedPool
 from .schedule import Schedule
+from .tools import ToolActions
 from .trust import TrustModel
 from .user import Decision, decide, reply
 
@@ -52,7 +53,8 @@ class Q(IntEnum):
     DECIDE = 7
     FOLLOWUP = 8
     REVIEW = 9
-    END = 10
+    WAKE = 10
+    END = 11
 
 
 _NOTHING_VALID = (False,) * len(Verb)
@@ -82,6 +84,8 @@ class TaskState:
     artifact: str = ""
     grounded: tuple[str, ...] = ()
     continuation: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what a text-face agent wrote for the task
+    action_match: float = 1.0  # share of the action's arguments the executed call got right
     outcome: TaskOutcome | None = None
 
 
@@ -94,12 +98,13 @@ class Feedback:
 
 
 @dataclass
-class World:
+class World(ToolActions):
     scenario: Scenario
     persona: str
     rng: np.random.Generator
     pool: SharedPool | None = None
     owner: str = "agent"  # this world's assistant, as the shared pool knows it
+    authored: bool = False  # the agent writes its own work (text face) instead of the composed one
     now: int = 0
     tasks: list[TaskState] = field(default_factory=list)
     observed: set[str] = field(default_factory=set)
@@ -133,6 +138,7 @@ class World:
         self._ta_competed = False
         self._queue: list[tuple[int, int, int, int]] = []
         self._pending_request: dict[int, tuple[str, ...]] = {}
+        self._wake_notes: dict[int, str] = {}
         self._seq = 0
         revealed = {r for ev in s.events for r in ev.reveals}
         for i, rec in enumerate(s.records):
@@ -153,6 +159,11 @@ class World:
         self._record("run_start", persona=self.persona, policy=s.personas[self.persona].policy)
 
     # ------------------------------------------------------------------ queue and clock
+    def _wake_at(self, minute: int, note: str) -> None:
+        key = len(self._wake_notes) + self._seq
+        self._wake_notes[key] = note
+        self._push(minute, Q.WAKE, key)
+
     def _push(self, minute: int, kind: Q, payload: int) -> None:
         self._seq += 1
         heapq.heappush(self._queue, (minute, int(kind), self._seq, payload))
@@ -217,6 +228,9 @@ class World:
             return self._on_decide(self.tasks[payload])
         if kind is Q.REVIEW:
             return self.schedule.available(self.now)
+        if kind is Q.WAKE:
+            self.inbox.append(f"[{format_at(self.now)}] Follow-up you scheduled: {self._wake_notes.pop(payload, '')}")
+            return True
         if kind is Q.TA_START:
             return True
         if kind is Q.TA_END:
@@ -458,9 +472,12 @@ class World:
             self._record("defer", task=task.spec.id, followup=None)
             return
         task.continuation = 1.0
+        self._set_followup(task, when)
+        self._record("defer", task=task.spec.id, followup=when)
+
+    def _set_followup(self, task: TaskState, when: int) -> None:
         task.followup = when
         self._push(when, Q.FOLLOWUP, task.index)
-        self._record("defer", task=task.spec.id, followup=when)
 
     def _allocate(self, task: TaskState) -> None:
         work = task.spec.work
@@ -470,14 +487,21 @@ class World:
             self._record("allocate_failed", task=task.spec.id)
             return
         start, in_sleep = slot
-        task.allocated = True
-        task.sleep_work = in_sleep
-        self._reserve(work.resource, start, start + duration)
-        if task.index == self._ta_competing and self.now < self.window.end:
+        self._note_allocation(task, start)
+        self._run_allocation(task, start, duration, in_sleep)
+
+    def _note_allocation(self, task: TaskState, start: int) -> None:
+        """An allocation of the competing task is a deferral if its work lands after the window."""
+        if task.index == self._ta_competing and self.now < self.window.end and self.ta is None:
             if start >= self.window.end:
                 self._ta_deferred, task.continuation = True, 1.0
             else:
                 self._ta_competed = True
+
+    def _run_allocation(self, task: TaskState, start: int, duration: int, in_sleep: bool) -> None:
+        task.allocated = True
+        task.sleep_work = in_sleep
+        self._reserve(task.spec.work.resource, start, start + duration)
         self._deepen(task, Depth.PREPARE)
         self._push(start + duration, Q.WORK_DONE, task.index)
         self._record("allocate", task=task.spec.id, start=start, end=start + duration, sleep_time=in_sleep)
@@ -500,7 +524,7 @@ class World:
         if task.spec.action is not None:
             self._request_decision(task, (task.spec.action.tool,))
 
-    def _execute(self, task: TaskState) -> None:
+    def _execute(self, task: TaskState, args: dict | None = None) -> None:
         authorised = self.expected_depth(task) == Depth.EXECUTE
         self._intervene(task, Depth.EXECUTE)
         self._deepen(task, Depth.EXECUTE)
@@ -513,12 +537,17 @@ class World:
         task.executed = True
         self._snapshot(task)
         kind = self.tools[action.tool].creates or action.tool
-        self.created.append({"kind": kind, "tool": action.tool, "task": task.spec.id, "args": dict(action.args), "t": self.now})
-        self._record("executed", task=task.spec.id, tool=action.tool, args=dict(action.args))
+        args = dict(args if args is not None else action.args)
+        self.created.append({"kind": kind, "tool": action.tool, "task": task.spec.id, "args": args, "t": self.now})
+        self._record("executed", task=task.spec.id, tool=action.tool, args=args)
 
     def _snapshot(self, task: TaskState) -> None:
-        """The work the structured face produces: what the agent's observations support."""
-        task.artifact = compose_artifact(task.spec, self.observed, task.units_done)
+        """The work as it stands: what the agent wrote (text face), or what its observations
+        support (structured face)."""
+        if self.authored:
+            task.artifact = "\n".join(task.notes)
+        else:
+            task.artifact = compose_artifact(task.spec, self.observed, task.units_done)
         task.grounded = tuple(sorted(self.observed))
 
     # ------------------------------------------------------------------ temporal allocation
@@ -534,6 +563,14 @@ class World:
                 self._ta_deferred = True
             elif verb is not Verb.ALLOCATE:  # an allocation is judged on where the work lands
                 self._ta_competed = True
+
+    def _note_ta_text(self, kind: str, task: TaskState, start: int | None = None) -> None:
+        """The text face's calls in TA terms: work, presenting and executing are attention;
+        ``defer`` is an explicit deferral; an allocation is judged on where its work lands."""
+        if kind == "allocate":
+            self._note_allocation(task, start)
+        else:
+            self._note_ta(Verb.DEFER if kind == "defer" else Verb.CONTINUE, task)
 
     def _close_ta(self) -> None:
         if self.ta is not None:
@@ -564,7 +601,7 @@ class World:
             evidence_total=len(task.spec.evidence), units_done=task.units_done, units=task.spec.work.units,
             presented=task.presented, executed=task.executed, visible=task.visible,
             artifact=task.artifact, observed=list(task.grounded), trust=round(self.trust.value, 6),
-            minute=self.now)
+            minute=self.now, action_match=task.action_match)
         self._record("task_final", task=task.spec.id, chosen=task.chosen.name, expected=expected.name)
         self.finalized.append(task)
 
