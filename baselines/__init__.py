@@ -2,11 +2,12 @@
 the privileged oracle."""
 
 from .base import Agent, action_index
-from .oracle import OracleAgent
+from .oracle import OracleAgent, TextOracleAgent
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
 
 SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, AlwaysSuggestAgent,
                                        AlwaysExecuteAgent, PolicyFollowerAgent)}
+TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
 
 
 def make_agent(spec: str) -> Agent:
@@ -16,10 +17,12 @@ def make_agent(spec: str) -> Agent:
         from .learned import load_agent
 
         return load_agent(spec)
+    if spec in TEXT_SCRIPTED:
+        return TEXT_SCRIPTED[spec]()
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED)} or sb3:PATH")
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED)} or sb3:PATH")
     return SCRIPTED[spec]()
 
 
-__all__ = ["SCRIPTED", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
+__all__ = ["SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
            "PolicyFollowerAgent", "RandomAgent", "action_index", "make_agent"]

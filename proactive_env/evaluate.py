@@ -18,7 +18,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from .envs import ProactivityEnv, env_name
+from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, load_trajectory, write_json_atomic
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
@@ -39,8 +39,13 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def make_env(scenario: str, persona: str) -> gym.Env:
-    """The registered env of a shipped scenario, or the same env built on a scenario file."""
+def make_env(scenario: str, persona: str, face: str = "structured") -> gym.Env:
+    """The registered env of a shipped scenario (structured or text face), or the same env
+    built on a scenario file."""
+    if face == "text":
+        if scenario in shipped_names():
+            return gym.make(f"Proactivity-{env_name(scenario)}-Text-v0", persona=persona)
+        return gym.wrappers.TimeLimit(ProactivityTextEnv(scenario=scenario, persona=persona), MAX_EPISODE_STEPS)
     if scenario in shipped_names():
         return gym.make(f"Proactivity-{env_name(scenario)}-{persona.capitalize()}-v0")
     return gym.wrappers.TimeLimit(ProactivityEnv(scenario=scenario, persona=persona), MAX_EPISODE_STEPS)
@@ -48,7 +53,7 @@ def make_env(scenario: str, persona: str) -> gym.Env:
 
 def play(agent, scenario: str, persona: str, seed: int) -> dict:
     """One episode of ``agent``; returns its trajectory."""
-    env = make_env(scenario, persona)
+    env = make_env(scenario, persona, getattr(agent, "face", "structured"))
     try:
         obs, info = env.reset(seed=seed)
         agent.reset(env.unwrapped, seed)

@@ -128,6 +128,9 @@ class ToolActions:
             return None
         return max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
 
+    def log_tool_error(self: World, message: str) -> None:
+        self._record("tool_error", error=message[:500])
+
     def call_tool(self: World, name: str, args: dict) -> str:
         """Carry out one tool call at the current decision point; returns the result text."""
         if not isinstance(args, dict):

@@ -458,14 +458,20 @@ class World(ToolActions):
         task.units_done = min(work.units, task.units_done + 1)
         self._deepen(task, Depth.PREPARE)
 
-    def _defer(self, task: TaskState) -> None:
+    def next_opportunity(self, task: TaskState) -> int | None:
+        """The next feasible time to pick a postponed task up: at least an hour ahead (after the
+        TA window for its competing task), the user reachable and the compute free for the rest
+        of the work, before the deadline."""
         work = task.spec.work
         earliest = self.now + FOLLOWUP_DELAY
         if task.index == self._ta_competing and self.now < self.window.end:
             earliest = max(earliest, self.window.end)
         duration = work.minutes * max(1, work.units - task.units_done)
         free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
-        when = self.schedule.next_opportunity(earliest, free, duration, task.spec.deadline)
+        return self.schedule.next_opportunity(earliest, free, duration, task.spec.deadline)
+
+    def _defer(self, task: TaskState) -> None:
+        when = self.next_opportunity(task)
         task.deferred = True
         if when is None:
             task.continuation = 0.0
