@@ -117,3 +117,9 @@ def test_json_schema_exports():
     schema = json.loads(json_schema())
     assert schema["title"] == "Scenario"
     assert "tasks" in schema["properties"]
+
+
+def test_keywords_must_match_their_own_text(tmp_path, monitor_data):
+    fact = next(f for t in monitor_data["tasks"] for f in t.get("facts", []) if f.get("keywords"))
+    fact["keywords"] = ["nowhere in the text"]
+    assert "expected at least one keyword to occur in the fact's own text" in error_of(tmp_path, monitor_data)

@@ -104,13 +104,23 @@ def _references(s: Scenario) -> Iterator[Problem]:
             yield from ref(f"{path}.action.tool", task.action.tool, execute_tools, "execute tools")
         for j, fact in enumerate(task.facts):
             yield from ref(f"{path}.facts[{j}].source", fact.source, records, "records")
+            yield from _keywords_in_text(f"{path}.facts[{j}]", fact)
         for j, fact in enumerate(task.constraints.must_include):
             yield from ref(f"{path}.constraints.must_include[{j}].source", fact.source, records, "records")
+            yield from _keywords_in_text(f"{path}.constraints.must_include[{j}]", fact)
         for j, claim in enumerate(task.constraints.must_not_include):
             yield from ref(f"{path}.constraints.must_not_include[{j}].refuted_by", claim.refuted_by, records, "records")
     shares = s.ta_window.shares
     if shares != "user_time":
         yield from ref("ta_window.shares", shares, resources, "resources (or 'user_time')")
+
+
+def _keywords_in_text(path: str, fact) -> Iterator[Problem]:
+    """Keywords are alternative phrasings the judge accepts; at least one must occur in the
+    fact's own text, or work that states the fact exactly would not be recognised."""
+    if fact.keywords and not any(k.lower() in fact.text.lower() for k in fact.keywords):
+        yield (f"{path}.keywords",
+               f"expected at least one keyword to occur in the fact's own text {fact.text!r}, got {fact.keywords}")
 
 
 def _appears(s: Scenario, record: str) -> int:
