@@ -34,8 +34,9 @@ class CommonArgs:
     timesteps: int = 200_000
     seed: int = 0
     out: str = "runs/train"
-    n_envs: int = 2
-    """parallel envs; more than 1 runs them in subprocesses"""
+    n_envs: int = 1
+    """parallel envs; more than 1 runs them in subprocesses (on 2 cores one in-process env is
+    faster: see bench/bench_training.py)"""
     eval_scenarios: str = "monitor"
     """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
     eval_freq: int = 20_000

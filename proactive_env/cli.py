@@ -122,6 +122,53 @@ def _eval(args) -> int:
     return 0
 
 
+def _rescore(args) -> int:
+    from .evaluate import RunKey, run_record
+    from .scoring import aggregate, load_trajectory, write_json_atomic
+    from .scoring.rejudge import agreement_table, parse_judge, rejudge_with, scenario_of
+    from .spec import SUITE_VERSION
+
+    paths = sorted((Path(args.dir) / "trajectories").rglob("*.json"))
+    try:
+        if not paths:
+            raise ValueError(f"{args.dir}: no trajectories under {Path(args.dir) / 'trajectories'}")
+        config = {"timeout": args.timeout, "retries": args.retries, "backoff": args.backoff}
+        sets = [parse_judge(spec, Path(args.cache) if args.cache else None, **config) for spec in args.judge or ["rubric"]]
+    except ImportError as exc:
+        print(f"error: LLM judges need the llm extra ({exc.name} is missing): pip install 'proactivity-gym[llm]'",
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from .scoring.llm_judge import JudgeError
+
+    records, per_judge = [], {s.name: [] for s in sets}
+    try:
+        for path in paths:
+            trajectory = load_trajectory(path)
+            scenario = scenario_of(trajectory)
+            if len(sets) > 1:  # each judge alone, for the agreement table (its verdicts are cached)
+                for judge_set in sets:
+                    per_judge[judge_set.name].append(rejudge_with(trajectory, [judge_set], scenario))
+            key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
+            records.append(run_record(key, {"scores": rejudge_with(trajectory, sets, scenario)}))
+    except (JudgeError, ValueError) as exc:
+        print(f"error: {exc} (verdicts obtained so far are cached; run the same command to resume)", file=sys.stderr)
+        return 1
+    rows = aggregate(records, ("agent", "scenario", "persona"))
+    for row in rows:
+        row["suite_version"] = SUITE_VERSION
+    write_json_atomic(args.out, rows)
+    if len(sets) > 1:
+        print(f"{'judge A':<24} {'judge B':<24} {'metric':<6} {'n':>4} {'Pearson':>8} {'Spearman':>8} {'mean Δ':>8}")
+        for r in agreement_table(per_judge):
+            print(f"{r['a']:<24} {r['b']:<24} {r['metric']:<6} {r['n']:>4} {r['pearson']:>8.3f} {r['spearman']:>8.3f} "
+                  f"{r['mean_delta']:>8.3f}")
+    print(f"rescored {len(records)} runs with {', '.join(s.name for s in sets)}: {args.out}")
+    return 0
+
+
 TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
 
 
@@ -177,6 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--out", default="results")
     p.set_defaults(func=_eval)
+
+    p = sub.add_parser("rescore", help="re-score saved trajectories with other judges, without re-running episodes")
+    p.add_argument("dir", help="an eval output folder (with trajectories/)")
+    p.add_argument("--judge", action="append", metavar="SPEC",
+                   help="'rubric' or 'openai:MODEL@BASE_URL'; repeat to average judges (default: rubric)")
+    p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
+    p.add_argument("--cache", help="verdict cache folder (default ~/.cache/proactivity-gym/judges)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM request")
+    p.add_argument("--retries", type=int, default=3, help="further attempts after a failed LLM request")
+    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubling after each")
+    p.set_defaults(func=_rescore)
     return parser
 
 

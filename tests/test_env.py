@@ -131,14 +131,16 @@ def test_masked_action_becomes_noop():
 
 
 @pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
-def test_render(mode):
-    env = gym.make("Proactivity-Monitor-Planner-v0", render_mode=mode)
+@pytest.mark.parametrize("env_id", IDS)
+def test_render(env_id, mode):
+    env = gym.make(env_id, render_mode=mode)
     rollout(env, seed=1, steps=50)
     frame = env.render()
     if mode == "ansi":
-        assert isinstance(frame, str) and "Monitor Purchase" in frame and "agent" in frame
+        assert isinstance(frame, str) and env.unwrapped.scenario.title in frame and "agent" in frame
     else:
         assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+        assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 3  # more than a blank canvas
 
 
 def test_spec_serialises_and_pickles():
