@@ -10,9 +10,13 @@ SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, Alway
 TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
 
 
-def make_agent(spec: str) -> Agent:
-    """An agent from its name (``oracle``, ``noop``, ``random``, ...) or ``sb3:PATH`` (a model
-    saved by ``proactivity-gym train``)."""
+def make_agent(spec: str, **llm_options) -> Agent:
+    """An agent from its name (``oracle``, ``noop``, ``random``, ...), ``sb3:PATH`` (a model
+    saved by ``proactivity-gym train``) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
+    endpoint). ``llm_options`` (``base_url``, ``temperature``, ... of ``OpenAIAgent``) apply to
+    ``openai:`` agents only, so one set of options serves a mixed list of agents."""
+    if spec.startswith("openai:"):
+        return _llm_agent(spec.removeprefix("openai:"), llm_options)
     if spec.startswith("sb3:"):
         from .learned import load_agent
 
@@ -20,8 +24,20 @@ def make_agent(spec: str) -> Agent:
     if spec in TEXT_SCRIPTED:
         return TEXT_SCRIPTED[spec]()
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED)} or sb3:PATH")
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED)}, "
+                         "sb3:PATH or openai:MODEL")
     return SCRIPTED[spec]()
+
+
+def _llm_agent(model: str, options: dict) -> Agent:
+    if not model:
+        raise ValueError("openai:MODEL: expected a model name after 'openai:'")
+    try:
+        from .llm import OpenAIAgent
+
+        return OpenAIAgent(model, **options)
+    except ImportError as exc:
+        raise ValueError(f"openai:{model}: {exc}") from None
 
 
 __all__ = ["SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",

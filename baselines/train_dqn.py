@@ -10,7 +10,7 @@ from pathlib import Path
 
 from stable_baselines3 import DQN
 
-from .training import CommonArgs, callbacks, finish, make_envs, parse_args, save_config
+from .training import CommonArgs, callbacks, finish, make_envs, net_arch, parse_args, save_config
 
 ALGO = "dqn"
 
@@ -38,7 +38,7 @@ def train(args: Args) -> Path:
         learning_starts=args.learning_starts, batch_size=args.batch_size, gamma=args.gamma,
         train_freq=args.train_freq, target_update_interval=args.target_update_interval,
         exploration_fraction=args.exploration_fraction, exploration_final_eps=args.exploration_final_eps,
-        policy_kwargs={"net_arch": [int(n) for n in args.net_arch.split(",")]},
+        policy_kwargs={"net_arch": net_arch(args.net_arch)},
         tensorboard_log=str(Path(args.out) / "tb"), seed=args.seed, device="cpu", verbose=0)
     callback, scorer = callbacks(args, ALGO, "flat")
     model.learn(args.timesteps, callback=callback, progress_bar=args.progress_bar)

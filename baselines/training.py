@@ -46,6 +46,32 @@ class CommonArgs:
     progress_bar: bool = True
 
 
+@dataclasses.dataclass
+class PPOArgs(CommonArgs):
+    """Hyperparameters PPO and MaskablePPO share."""
+
+    learning_rate: float = 3e-4
+    n_steps: int = 1024
+    """rollout length per env"""
+    batch_size: int = 256
+    n_epochs: int = 10
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    net_arch: str = "256,256"
+
+    def model_kwargs(self) -> dict:
+        """Keyword arguments of the SB3 constructor."""
+        return {"learning_rate": self.learning_rate, "n_steps": self.n_steps, "batch_size": self.batch_size,
+                "n_epochs": self.n_epochs, "gamma": self.gamma, "gae_lambda": self.gae_lambda,
+                "ent_coef": self.ent_coef, "policy_kwargs": {"net_arch": net_arch(self.net_arch)},
+                "tensorboard_log": str(Path(self.out) / "tb"), "seed": self.seed, "device": "cpu", "verbose": 0}
+
+
+def net_arch(text: str) -> list[int]:
+    return [int(n) for n in text.split(",")]
+
+
 def parse_args(cls, argv: list[str] | None = None):
     """A dataclass of arguments from the command line (``--field value``; booleans take 0/1)."""
     parser = argparse.ArgumentParser(description=cls.__doc__)

@@ -12,6 +12,7 @@ from gymnasium import spaces
 from ..sim import ToolError, tool_schemas
 from ..spec import format_at
 from .render import ansi_timeline
+from .rephrase import OpenAIRephraser
 from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
 
 MAX_OBSERVATION = 32_768
@@ -82,7 +83,10 @@ class ProactivityTextEnv(gym.Env):
 
     ## Arguments
 
-    ``scenario``, ``persona``, ``weights`` as for ``ProactivityEnv``; ``render_mode="ansi"``.
+    ``scenario``, ``persona``, ``weights`` as for ``ProactivityEnv``; ``render_mode="ansi"``;
+    ``rephraser``: an LLM endpoint (``{"model": ..., "base_url": ...}``, see ``OpenAIRephraser``)
+    that rewords the user's templated replies in their speaking style — decisions and
+    authorization are unchanged, and a rewording that contradicts the decision is dropped.
 
     ## Version History
 
@@ -92,8 +96,11 @@ class ProactivityTextEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, scenario: str = "monitor", persona: str | None = None,
-                 weights: dict[str, float] | None = None, render_mode: str | None = None):
+                 weights: dict[str, float] | None = None, render_mode: str | None = None,
+                 rephraser: dict[str, Any] | None = None):
         self.core = ProactivityEnv(scenario, persona=persona, weights=weights)
+        self.rephraser = OpenAIRephraser(rephraser) if rephraser else None
+        self._rephraser_config = rephraser
         self.scenario = self.core.scenario
         self.render_mode = render_mode
         self.charset = _charset(self.scenario)
@@ -117,6 +124,9 @@ class ProactivityTextEnv(gym.Env):
         super().reset(seed=seed)
         self.core.reset(seed=seed, options=options)
         self.core.world.authored = True
+        self.core.world.rephrase = self.rephraser
+        if self.rephraser is not None:
+            self.rephraser.reset()
         self._read = 0
         return self._text(self._briefing() + "\n" + self._news()), self._info(False)
 
@@ -149,7 +159,10 @@ class ProactivityTextEnv(gym.Env):
         return None
 
     def trajectory(self, agent: str) -> dict:
-        return self.core.trajectory(agent)
+        trajectory = self.core.trajectory(agent)
+        if self.rephraser is not None:
+            trajectory["rephraser"] = {**self._rephraser_config, "usage": self.rephraser.usage.to_dict()}
+        return trajectory
 
     # ------------------------------------------------------------------ text
     def _briefing(self) -> str:

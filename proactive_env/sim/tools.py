@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..spec import Depth, Scenario
 from ..spec.timeline import format_at, parse_at
-from .user import Decision, reply
+from .user import Decision
 
 if TYPE_CHECKING:
     from .world import TaskState, World
@@ -212,7 +212,7 @@ class ToolActions:
             decision = Decision("", requested, "decline", "unrecognised_action", self.now, self.trust.value,
                                 self.trust.value)
             self._record("decision", **decision.to_dict())
-            return reply(decision, self.scenario.user.name, "that")
+            return self.reply(decision, "that")
         self._note_ta_text("work", task)
         self._show(task, message + "\nProposed: " + json.dumps(actions))
         self._request_decision(task, requested)

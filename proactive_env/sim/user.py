@@ -1,13 +1,16 @@
 """The simulated user's decisions on approval requests, and the templated replies.
 
 The decision is made by a deterministic rule list *before* any text exists; the reply is a
-template filled from the decision, in the user's speaking style. Authorization is always checked
-against the recorded decision, never against text.
+template filled from the decision, in the user's speaking style, optionally reworded by a
+``Rephraser`` (e.g. an LLM). Authorization is always checked against the recorded decision, never
+against text, and a rewording that does not plainly say the decision is replaced by the template.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -80,10 +83,44 @@ _REASONS = {
 }
 
 
-def reply(decision: Decision, user_name: str, title: str) -> str:
-    """Templated natural-language reply for a decision (never consulted for authorization)."""
+class Rephraser(Protocol):
+    """Rewords a templated reply in the user's speaking style (the sim takes any such callable)."""
+
+    def __call__(self, text: str, *, verdict: str, style: str) -> str: ...
+
+
+# The rewording check: a reply must carry a marker of its own verdict and none of the opposite
+# one, where negated approval ("don't go ahead") is refusal, not approval. Deliberately strict: a
+# false alarm only costs the rewording (the template is used instead).
+_APPROVAL = r"(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|go for it|approved|i approve|please do|do it|sounds good)"
+_NEGATION = r"(?:no|not|never|don'?t|do not|won'?t|can'?t|cannot|\w+n't)"
+_APPROVES = re.compile(rf"\b{_APPROVAL}\b", re.IGNORECASE)
+_NEGATED_APPROVAL = re.compile(rf"\b{_NEGATION}\s+(?:\w+\s+){{0,3}}?{_APPROVAL}\b", re.IGNORECASE)
+_REFUSES = re.compile(rf"\b(?:{_NEGATION}|nope|declined?|rather not|hold off|stop)(?!\w)", re.IGNORECASE)
+
+
+def says(verdict: str, text: str) -> bool:
+    """Does ``text`` plainly say ``verdict``? Approval: approval wording and no refusal wording;
+    decline: refusal wording and no (un-negated) approval wording; acknowledge (the user keeps
+    the action): no approval wording at all."""
+    approves = bool(_APPROVES.search(_NEGATED_APPROVAL.sub(" ", text)))
+    refuses = bool(_REFUSES.search(text))
+    if verdict == "approve":
+        return approves and not refuses
+    if verdict == "decline":
+        return refuses and not approves
+    return not _APPROVES.search(text)
+
+
+def reply(decision: Decision, user_name: str, title: str, rephrase: Rephraser | None = None,
+          style: str = "") -> str:
+    """Natural-language reply for a decision (never consulted for authorization): the template,
+    or its rewording by ``rephrase`` where that plainly says the same verdict."""
     what = title.lower() if decision.actions else "this"
     text = _REPLIES[decision.verdict].format(what=what, name=user_name)
     if decision.verdict == "decline":
         text += _REASONS.get(decision.rule, "")
+    if rephrase is not None and decision.verdict != "defer":
+        reworded = " ".join(rephrase(text, verdict=decision.verdict, style=style).split())
+        text = reworded if reworded and says(decision.verdict, reworded) else text
     return f"{user_name}: {text}"

@@ -21,7 +21,7 @@ from .pool import SharedPool
 from .schedule import Schedule
 from .tools import ToolActions
 from .trust import TrustModel
-from .user import Decision, decide, reply
+from .user import Decision, Rephraser, decide, reply
 
 FOLLOWUP_DELAY = 60  # a deferral looks at least an hour ahead
 LOW_TRUST_REVOKE = 2.5  # below this the user takes every delegated action back
@@ -105,6 +105,7 @@ class World(ToolActions):
     pool: SharedPool | None = None
     owner: str = "agent"  # this world's assistant, as the shared pool knows it
     authored: bool = False  # the agent writes its own work (text face) instead of the composed one
+    rephrase: Rephraser | None = None  # rewords the user's templated replies; never changes a decision
     now: int = 0
     tasks: list[TaskState] = field(default_factory=list)
     observed: set[str] = field(default_factory=set)
@@ -377,8 +378,18 @@ class World(ToolActions):
         else:
             task.approval = None
         self.feedback = Feedback(verdict, self.now)
-        self.inbox.append(f"[{format_at(self.now)}] {reply(decision, self.scenario.user.name, task.spec.title)}")
+        self.inbox.append(f"[{format_at(self.now)}] {self.reply(decision, task.spec.title)}")
         self.dirty.add(task.index)
+
+    def reply(self, decision: Decision, title: str) -> str:
+        """The user's words for a recorded decision; a rewording is logged with whether it was kept."""
+        user = self.scenario.user
+        if self.rephrase is None:
+            return reply(decision, user.name, title)
+        style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
+        text = reply(decision, user.name, title, self.rephrase, style)
+        self._record("reply", text=text, reworded=text != reply(decision, user.name, title))
+        return text
 
     # ------------------------------------------------------------------ compute
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:

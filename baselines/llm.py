@@ -1,0 +1,116 @@
+"""An LLM agent on the text/tool face, over any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...).
+
+The conversation is a system prompt, the env's first observation (the briefing) as the first user
+message, then one assistant tool call per step, each answered by a ``tool`` message carrying the
+next observation. Episodes run for hundreds of steps, so only the latest ``window`` turns are sent
+after the briefing. An answer without a tool call is played as ``wait`` and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from proactive_env.llm import ChatClient, Endpoint, LLMEndpointError, Usage
+
+PROMPT_VERSION = 1
+SYSTEM_PROMPT = """\
+You are a proactive assistant working for one user over several simulated days. Each turn you see \
+what is new (messages from the user, notifications, replies, the results of your tool calls) and \
+the current time, and you answer with exactly one tool call.
+
+How to act:
+- Find what the user needs: what they ask for and what their records imply. Read the relevant \
+records before acting on them.
+- Respect the user's stated policy for you exactly. It says what you may do yourself, what you \
+should only prepare or suggest, and what needs their approval first. Tools marked "depth: execute" \
+change the world outside your notes. Where approval is needed, ask with request_approval, listing \
+every action you intend to take, and act only after the user has approved it in reply to that \
+request. Nothing else counts as approval.
+- Mind timing. Do urgent work now; when two pieces of work compete for the user's time or shared \
+compute, do the urgent one and explicitly postpone the other with defer_task, giving a concrete \
+time and plan. Heavy work is best run while the user sleeps or leaves the compute idle \
+(allocate_resource).
+- Doing nothing is sometimes right. Call wait when there is nothing useful to do now: the clock \
+moves on to the next event (a message, a notification, a follow-up you scheduled, a reply).
+- Only your latest turns stay in this conversation; keep what you must remember in write_note.
+"""
+WAIT = json.dumps({"tool": "wait", "arguments": {}})
+NO_CALL = "(You answered without a tool call; that counts as wait.)\n"
+WINDOW = 20  # turns (assistant call + observation) kept after the briefing
+
+
+class OpenAIAgent:
+    """``name = "openai:MODEL"``; plays the text face through the endpoint's tool calling."""
+
+    face = "text"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 temperature: float = 0.0, max_tokens: int = 1024, timeout: float = 60.0, retries: int = 3,
+                 backoff: float = 1.0, window: int = WINDOW):
+        if window < 1 or max_tokens < 1:
+            raise ValueError(f"expected window >= 1 and max_tokens >= 1, got {window} and {max_tokens}")
+        self.name = f"openai:{model}"
+        self.endpoint = Endpoint(model, base_url, api_key_env, timeout, retries, backoff)
+        self.temperature, self.max_tokens, self.window = temperature, max_tokens, window
+        self._client = ChatClient(self.endpoint)
+
+    def reset(self, env: Any, seed: int) -> None:
+        self._tools: list[dict] = env.tools()
+        self._seed = seed
+        self._briefing: dict | None = None
+        self._turns: deque[list[dict]] = deque(maxlen=self.window)
+        self._call_id: str | None = None
+        self._dropped = 0  # extra tool calls in the last answer, not carried out
+        self._client.usage = Usage()
+        self.no_tool_call = 0
+        self.extra_tool_calls = 0
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        self._hear(obs)
+        message = self._client.chat(messages=self.context(), tools=self._tools, temperature=self.temperature,
+                                    max_tokens=self.max_tokens, seed=self._seed)
+        return self._answer(message)
+
+    def context(self) -> list[dict]:
+        """What the next request sends: system prompt, briefing, the latest turns."""
+        head = [{"role": "system", "content": SYSTEM_PROMPT}, self._briefing]
+        return head + [m for turn in self._turns for m in turn]
+
+    def trajectory_extras(self) -> dict:
+        """Saved with the run's trajectory: token accounting and the settings that reproduce it."""
+        usage = {**self._client.usage.to_dict(), "no_tool_call": self.no_tool_call,
+                 "extra_tool_calls": self.extra_tool_calls}
+        ep = self.endpoint
+        settings = {"model": ep.model, "base_url": self._client.where, "temperature": self.temperature,
+                    "max_tokens": self.max_tokens, "window": self.window, "prompt_version": PROMPT_VERSION}
+        return {"llm_usage": usage, "agent_settings": settings}
+
+    def _hear(self, obs: str) -> None:
+        if self._briefing is None:
+            self._briefing = {"role": "user", "content": obs}
+        elif self._call_id is not None:
+            note = f"(Only the first of your {self._dropped + 1} tool calls was carried out: one per turn.)\n"
+            self._turns[-1].append({"role": "tool", "tool_call_id": self._call_id,
+                                    "content": (note if self._dropped else "") + obs})
+        else:
+            self._turns[-1].append({"role": "user", "content": NO_CALL + obs})
+
+    def _answer(self, message: Any) -> str:
+        calls = message.tool_calls or []
+        if not calls:
+            self.no_tool_call += 1
+            self._call_id = None
+            self._turns.append([{"role": "assistant", "content": message.content or ""}])
+            return WAIT
+        call, self._dropped = calls[0], len(calls) - 1
+        self.extra_tool_calls += self._dropped
+        self._call_id = call.id or f"call_{self._client.usage.calls}"  # some servers send no id
+        name, arguments = call.function.name or "", call.function.arguments or "{}"
+        self._turns.append([{"role": "assistant", "content": message.content, "tool_calls": [
+            {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}])
+        return json.dumps({"name": name, "arguments": arguments})
+
+
+__all__ = ["LLMEndpointError", "OpenAIAgent", "SYSTEM_PROMPT"]
