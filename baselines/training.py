@@ -31,6 +31,8 @@ EVAL_SEED_OFFSET = 1_000_000  # evaluation seeds are never used for training
 class CommonArgs:
     env: str = "Proactivity-Monitor-v0"
     """training env id (persona sampled per episode unless the id names one)"""
+    env_kwargs: str = ""
+    """JSON keyword arguments for the env, e.g. '{"exclude": "monitor"}' with Proactivity-Suite-v0"""
     timesteps: int = 200_000
     seed: int = 0
     out: str = "runs/train"
@@ -89,8 +91,9 @@ def make_envs(args: CommonArgs, flat: bool):
     # A module-level factory: subprocess workers unpickle it by reference, importing this module
     # and so registering the ids before gym.make runs there.
     vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
-    return make_vec_env(functools.partial(make_single_env, args.env, flat), n_envs=args.n_envs, seed=args.seed,
-                        vec_env_cls=vec_cls)
+    kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    return make_vec_env(functools.partial(make_single_env, args.env, flat, kwargs), n_envs=args.n_envs,
+                        seed=args.seed, vec_env_cls=vec_cls)
 
 
 def evaluate_policy(agent: PolicyAgent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
@@ -195,6 +198,6 @@ def finish(model, args, scorer: ScoreEvalCallback, algo: str) -> Path:
     return path
 
 
-def make_single_env(env_id: str, flat: bool) -> gym.Env:
-    env = gym.make(env_id)
+def make_single_env(env_id: str, flat: bool, kwargs: dict | None = None) -> gym.Env:
+    env = gym.make(env_id, **(kwargs or {}))
     return FlattenObservation(env) if flat else env

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -87,14 +88,26 @@ def _eval(args) -> int:
         return 2
     from .baselines import make_agent
     from .evaluate import evaluate, plan, resolve
+    from .llm import LLMEndpointError
     from .scoring import aggregate
+
+    llm_options, text_options = _llm_options(args)
+
+    def agent_of(spec: str):
+        return make_agent(spec, **llm_options)
 
     try:
         scenarios, personas = resolve(args.scenarios, args.personas)
         agents = [a.strip() for a in args.agents.split(",") if a.strip()]
         for agent in agents:
-            make_agent(agent)
-    except (ValueError, ScenarioError) as exc:
+            agent_of(agent)
+        if args.concurrency < 1:
+            raise ValueError(f"--concurrency: expected at least 1, got {args.concurrency}")
+        if text_options:
+            from .envs.rephrase import OpenAIRephraser
+
+            OpenAIRephraser(text_options["rephraser"])
+    except (ValueError, ImportError, ScenarioError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
@@ -108,11 +121,19 @@ def _eval(args) -> int:
             progress.update(bar, advance=1, description=f"{key.agent} {key.scenario} {key.persona} s{key.seed}"
                             + (" (done before)" if skipped else ""))
 
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            records = evaluate(keys, out, make_agent, on_run=step)
+            records = evaluate(keys, out, agent_of, on_run=step, concurrency=args.concurrency,
+                               text_options=text_options)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
+        except LLMEndpointError as exc:
+            progress.stop()
+            print(f"error: {exc}; finished runs are kept in {out} — run the same command to resume", file=sys.stderr)
+            return 1
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     console.print(_table("Proactivity-Gym results (TA, TR-D and continuation in %)",
                          aggregate(records, ("agent",)), ("agent",)))
     console.print(_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
@@ -120,6 +141,22 @@ def _eval(args) -> int:
         console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
     console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}")
     return 0
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends an evaluation like Ctrl-C: finished runs are on disk
+
+
+def _llm_options(args) -> tuple[dict, dict | None]:
+    """The endpoint flags as ``make_agent`` options for openai: agents, and the text env's
+    options (the rephraser, on the same endpoint unless --rephraser-base-url says otherwise)."""
+    endpoint = {"base_url": args.base_url, "api_key_env": args.api_key_env, "timeout": args.timeout,
+                "retries": args.retries}
+    agent = {**endpoint, "temperature": args.temperature, "max_tokens": args.max_tokens}
+    if not args.rephraser:
+        return agent, None
+    rephraser = {**endpoint, "model": args.rephraser, "base_url": args.rephraser_base_url or args.base_url}
+    return agent, {"rephraser": rephraser}
 
 
 def _rescore(args) -> int:
@@ -153,8 +190,11 @@ def _rescore(args) -> int:
                     per_judge[judge_set.name].append(rejudge_with(trajectory, [judge_set], scenario))
             key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
             records.append(run_record(key, {"scores": rejudge_with(trajectory, sets, scenario)}))
-    except (JudgeError, ValueError) as exc:
-        print(f"error: {exc} (verdicts obtained so far are cached; run the same command to resume)", file=sys.stderr)
+    except JudgeError as exc:
+        print(f"error: {exc} (the verdicts obtained so far are cached: the same command resumes)", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
@@ -223,6 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="runs per scenario–persona pair")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--out", default="results")
+    p.add_argument("--concurrency", type=int, default=1, help="runs played at once (threads)")
+    llm = p.add_argument_group("LLM agents (openai:MODEL) and the user-reply rephraser")
+    llm.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
+                                        "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
+    llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                     help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
+    llm.add_argument("--temperature", type=float, default=0.0)
+    llm.add_argument("--max-tokens", type=int, default=1024, help="per model answer")
+    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    llm.add_argument("--retries", type=int, default=3, help="further attempts after a failed request")
+    llm.add_argument("--rephraser", metavar="MODEL",
+                     help="reword the simulated user's replies with this model (never changes a decision)")
+    llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("rescore", help="re-score saved trajectories with other judges, without re-running episodes")

@@ -7,11 +7,15 @@ Layout of an output folder::
 
 A run is finished when its trajectory file exists (written atomically); a restarted evaluation
 skips those and runs only what is missing, then rebuilds ``results.json`` from every trajectory.
+Runs may be played several at a time (``concurrency``, threads: an LLM agent mostly waits on the
+network); each is written the moment it finishes, whatever the others do.
 """
 
 from __future__ import annotations
 
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,21 +43,23 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def make_env(scenario: str, persona: str, face: str = "structured") -> gym.Env:
+def make_env(scenario: str, persona: str, face: str = "structured", text_options: dict | None = None) -> gym.Env:
     """The registered env of a shipped scenario (structured or text face), or the same env
-    built on a scenario file."""
+    built on a scenario file. ``text_options`` (e.g. ``rephraser``) go to the text face only."""
     if face == "text":
+        options = {"persona": persona, **(text_options or {})}
         if scenario in shipped_names():
-            return gym.make(f"Proactivity-{env_name(scenario)}-Text-v0", persona=persona)
-        return gym.wrappers.TimeLimit(ProactivityTextEnv(scenario=scenario, persona=persona), MAX_EPISODE_STEPS)
+            return gym.make(f"Proactivity-{env_name(scenario)}-Text-v0", **options)
+        return gym.wrappers.TimeLimit(ProactivityTextEnv(scenario=scenario, **options), MAX_EPISODE_STEPS)
     if scenario in shipped_names():
         return gym.make(f"Proactivity-{env_name(scenario)}-{persona.capitalize()}-v0")
     return gym.wrappers.TimeLimit(ProactivityEnv(scenario=scenario, persona=persona), MAX_EPISODE_STEPS)
 
 
-def play(agent, scenario: str, persona: str, seed: int) -> dict:
-    """One episode of ``agent``; returns its trajectory."""
-    env = make_env(scenario, persona, getattr(agent, "face", "structured"))
+def play(agent, scenario: str, persona: str, seed: int, text_options: dict | None = None) -> dict:
+    """One episode of ``agent``; returns its trajectory, with what the agent adds to it
+    (``trajectory_extras()``, e.g. an LLM agent's token usage and settings)."""
+    env = make_env(scenario, persona, getattr(agent, "face", "structured"), text_options)
     try:
         obs, info = env.reset(seed=seed)
         agent.reset(env.unwrapped, seed)
@@ -66,6 +72,7 @@ def play(agent, scenario: str, persona: str, seed: int) -> dict:
         env.close()
     trajectory["return"] = total
     trajectory["truncated"] = bool(truncated)
+    trajectory.update(getattr(agent, "trajectory_extras", dict)())
     return trajectory
 
 
@@ -101,24 +108,82 @@ def write_results(records: list[dict], out: Path) -> list[dict]:
 
 
 def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
-             on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None) -> list[dict]:
-    """Play every run not already on disk; returns the run records (finished ones included)."""
+             on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None, concurrency: int = 1,
+             text_options: dict | None = None) -> list[dict]:
+    """Play every run not already on disk, ``concurrency`` at a time; returns the run records
+    (finished ones included) in plan order. The first failure stops new runs from starting; the
+    runs under way finish and are kept, then the failure is raised."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency: expected at least 1, got {concurrency}")
     out.mkdir(parents=True, exist_ok=True)
-    done = finished(keys, out)
-    records = [done[k] for k in keys if k in done]
+    records = finished(keys, out)
     for key in keys:
-        if key in done:
+        if key in records:
             on_run(key, True)
-            continue
-        trajectory = play(make_agent(key.agent), key.scenario, key.persona, key.seed)
+
+    def play_and_save(key: RunKey) -> dict:
+        trajectory = play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
         path = key.path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, trajectory)
-        records.append(run_record(key, trajectory))
-        write_results(records, out)
+        return run_record(key, trajectory)
+
+    def saved(key: RunKey, record: dict) -> None:
+        records[key] = record
+        write_results([records[k] for k in keys if k in records], out)
         on_run(key, False)
-    write_results(records, out)
-    return records
+
+    _run_all([k for k in keys if k not in records], play_and_save, saved, concurrency)
+    ordered = [records[k] for k in keys if k in records]
+    write_results(ordered, out)
+    return ordered
+
+
+def _run_all(keys: list[RunKey], work: Callable[[RunKey], dict], saved: Callable[[RunKey, dict], None],
+             concurrency: int) -> None:
+    """``work`` on each key in up to ``concurrency`` daemon threads; ``saved`` in this thread.
+
+    Daemon threads, so that an interrupt (Ctrl-C, SIGTERM) ends the process at once: a run under
+    way is lost, and every finished one is already on disk.
+    """
+    todo: queue.SimpleQueue[RunKey] = queue.SimpleQueue()
+    for key in keys:
+        todo.put(key)
+    done: queue.SimpleQueue[tuple[RunKey, dict | None, Exception | None] | None] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    key = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    done.put((key, work(key), None))
+                except Exception as exc:
+                    stop.set()
+                    done.put((key, None, exc))
+        finally:
+            done.put(None)  # this worker has stopped
+
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(min(concurrency, len(keys)))]
+    for thread in workers:
+        thread.start()
+    failure, running = None, len(workers)
+    try:
+        while running:
+            item = done.get()
+            if item is None:
+                running -= 1
+            elif item[2] is not None:
+                failure = failure or item[2]
+            else:
+                saved(item[0], item[1])
+    finally:
+        stop.set()
+    if failure is not None:
+        raise failure
 
 
 def resolve(scenarios: str, personas: str) -> tuple[list[str], list[str]]:

@@ -99,13 +99,15 @@ class ChatClient:
                 if exc.status_code not in RETRY_STATUS:
                     raise self._failure(exc, "") from None
                 last = exc
-            except openai.APIError as exc:  # connection refused, timeout, unreadable body
+                continue
+            except (openai.APIError, ValueError) as exc:  # refused, timed out, unreadable body
                 last = exc
-            else:
-                if response.choices:
-                    self.usage.add(response.usage)
-                    return response.choices[0].message
-                last = ValueError("the response has no choices")
+                continue
+            choices = getattr(response, "choices", None)  # a body that is not a completion has none
+            if choices:
+                self.usage.add(getattr(response, "usage", None))
+                return choices[0].message
+            last = ValueError("the response has no choices")
         raise self._failure(last, f" after {ep.retries + 1} attempts")
 
     def _failure(self, exc: BaseException, attempts: str) -> LLMEndpointError:

@@ -23,7 +23,8 @@ from proactive_env.spec import SUITE_VERSION, Depth
 # ------------------------------------------------------------------------------ scripted judges
 KINDS = {rubric(name): name for name in ("tc-1", "tc-noop-1", "ta-1", "trj-1")}
 QUOTABLE = {"tc-1": "## The assistant's work", "tc-noop-1": "## Evidence records",
-            "ta-1": "## The assistant's log up to the window's end", "trj-1": "## The interaction history you have seen"}
+            "ta-1": "## The assistant's log up to the window's end",
+            "trj-1": "## The interaction history you have seen"}
 
 
 def kind_and_quote(request: dict) -> tuple[str, str]:
@@ -72,7 +73,8 @@ def llm(server, tmp_path, model="judge-a", **config):
 
 
 def task_verdict(quotes, scores=(1, 0.5, 1, 0)):
-    return json.dumps({c: {"score": s, "quotes": quotes if s else [], "reason": "r"} for c, s in zip(DIAGNOSTICS, scores)})
+    return json.dumps({c: {"score": s, "quotes": quotes if s else [], "reason": "r"}
+                       for c, s in zip(DIAGNOSTICS, scores)})
 
 
 # ------------------------------------------------------------------------------ the server itself
@@ -101,7 +103,8 @@ def test_valid_verdict_gives_its_diagnostics(openai_server, tmp_path, eval_dir, 
     outcome = outcome_of(trajectory_of(eval_dir), "t02_port_check")
     task = next(t for t in monitor.tasks if t.id == "t02_port_check")
     # one quote from the work, one from an observed record, with other whitespace and case
-    quotes = ["the laptop has  no HDMI port and\nno Thunderbolt", "Thunderbolt-only docks and monitors will not show a picture"]
+    quotes = ["the laptop has  no HDMI port and\nno Thunderbolt",
+              "Thunderbolt-only docks and monitors will not show a picture"]
     openai_server.push(task_verdict(quotes))
     judge = LLMTaskJudge(llm(openai_server, tmp_path), monitor)
     assert judge.judge(task, outcome) == {"correctness": 1.0, "grounding": 0.5, "completeness": 1.0,

@@ -8,7 +8,7 @@ pytest.importorskip("sb3_contrib")
 
 from proactive_env.baselines import make_agent  # noqa: E402
 from proactive_env.baselines import train_dqn, train_maskable_ppo, train_ppo  # noqa: E402
-from proactive_env.baselines.training import parse_args  # noqa: E402
+from proactive_env.baselines.training import make_single_env, parse_args  # noqa: E402
 from proactive_env.evaluate import evaluate, plan  # noqa: E402
 
 SMALL = ["--timesteps", "2048", "--eval-freq", "1024", "--eval-episodes", "1", "--checkpoint-freq", "1024",
@@ -57,6 +57,8 @@ def test_dqn(tmp_path):
 
 def test_suite_env_trains_on_a_held_out_split(tmp_path):
     out = tmp_path / "suite"
-    args = parse_args(train_maskable_ppo.Args, SMALL + ["--env", "Proactivity-Suite-v0", "--n-envs", "1",
-                                                         "--n-steps", "512", "--out", str(out)])
+    args = parse_args(train_maskable_ppo.Args, SMALL + ["--env", "Proactivity-Suite-v0", "--env-kwargs",
+                                                         '{"exclude": "monitor"}', "--eval-scenarios", "monitor",
+                                                         "--n-envs", "1", "--n-steps", "512", "--out", str(out)])
     check_outputs(out, train_maskable_ppo.train(args))
+    assert "monitor" not in make_single_env("Proactivity-Suite-v0", False, {"exclude": "monitor"}).unwrapped.names

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..sim import TAOutcome, TaskOutcome
@@ -43,6 +41,7 @@ from .trajectory import write_json_atomic
 
 T = TypeVar("T")
 
+MAX_BACKOFF = 30.0  # seconds
 MIN_QUOTE = 4  # characters: shorter quotes (or "") would match almost any text
 HALF_STEPS = (0.0, 0.5, 1.0)
 CONSTRUCTS = ("understandability", "technical_competence", "reliability", "personal_attachment", "faith")
@@ -197,17 +196,26 @@ def parse_json_object(content: str | None) -> dict:
 def _transient(exc: Exception) -> bool:
     """Worth another attempt: timeouts, connection and server errors, rate limits, bad answers —
     but not a request the endpoint rejects as such (bad model name, bad key)."""
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return True
+    status = getattr(exc, "status_code", None)  # set on openai's HTTP status errors
+    return status is None or status in (408, 409, 429) or status >= 500
+
+
+def _one_line(exc: Exception, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())  # pydantic's messages span lines; errors are reported on one
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class LLMClient:
     """One OpenAI-compatible endpoint: JSON verdicts, checked by code, retried, cached."""
 
     def __init__(self, config: OpenAIJudgeConfig):
+        try:
+            import openai  # only here, so that scoring works without the llm extra
+        except ImportError:
+            raise ImportError("LLM judges need openai: pip install 'proactivity-gym[llm]'", name="openai") from None
         self.config = config
         self.name = config.name
+        self._errors = (openai.OpenAIError, ValueError)
         # Retries are ours (one loop for HTTP failures and bad answers alike), so the client's are off.
         self._client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env) or "EMPTY",
                                      timeout=config.timeout, max_retries=0)
@@ -227,19 +235,19 @@ class LLMClient:
         attempts = self.config.retries + 1
         for attempt in range(attempts):
             if attempt:
-                time.sleep(self.config.backoff * 2 ** (attempt - 1))
+                time.sleep(min(MAX_BACKOFF, self.config.backoff * 2 ** (attempt - 1)))
             try:
                 answer = self._ask(messages)
                 result = check(answer)
-            except (openai.OpenAIError, ValueError) as exc:
+            except self._errors as exc:
                 if not _transient(exc):
-                    raise JudgeError(f"{self.name} at {self.config.base_url}: {exc}") from None
+                    raise JudgeError(f"{self.name} at {self.config.base_url}: {_one_line(exc)}") from None
                 last = exc
                 continue
             self._store(key, rubric_version, answer)
             return result
         raise JudgeError(f"{self.name} at {self.config.base_url}: no valid verdict after {attempts} attempt(s); "
-                         f"last: {type(last).__name__}: {last}")
+                         f"last: {type(last).__name__}: {_one_line(last)}")
 
     def _ask(self, messages: list[dict]) -> dict:
         c = self.config
@@ -290,13 +298,13 @@ def render_log(scenario: Scenario, trajectory: dict, keep: Callable[[dict], bool
         at = f"[{format_at(entry['t'])}]"
         event = events.get(entry.get("id")) if entry["type"] == "event" else None
         if event is not None:
-            lines.append(f"{at} {event.kind} ({event.id}): {event.text}")
-            continue
-        fields = " ".join(f"{k}={_value(k, v)}" for k, v in entry.items() if k not in HIDDEN_KEYS)
-        line = f"{at} {entry['type']}: {fields}"
-        if entry["type"] == "action" and entry.get("verb") == "present" and work.get(entry.get("task")):
-            line += "\n" + textwrap.indent(work[entry["task"]], "    ")
-        lines.append(line)
+            line = f"{at} {event.kind} ({event.id}): {event.text}"
+        else:
+            fields = " ".join(f"{k}={_value(k, v)}" for k, v in entry.items() if k not in HIDDEN_KEYS)
+            line = f"{at} {entry['type']}: {fields}"
+            if entry["type"] == "action" and entry.get("verb") == "present" and work.get(entry.get("task")):
+                line += "\n" + work[entry["task"]]
+        lines.append(line.replace("\n", "\n    "))  # continuation lines indented: one entry, one block
     return "\n".join(lines)
 
 
@@ -306,7 +314,8 @@ def _records(scenario: Scenario, ids: list[str]) -> str:
 
 
 def _task_header(scenario: Scenario, task: Task) -> str:
-    return f"## Scenario\n{scenario.title}: {scenario.description}\n\n## Task ({task.id})\n{task.title}\n{task.description}"
+    return (f"## Scenario\n{scenario.title}: {scenario.description}\n\n"
+            f"## Task ({task.id})\n{task.title}\n{task.description}")
 
 
 # ---------------------------------------------------------------------------------- judges
