@@ -162,3 +162,24 @@ def test_info_scores_running_and_final():
     while not (terminated or truncated):
         obs, _, terminated, truncated, info = env.step(0)
     assert terminated and "tasks" in info["scores"] and "components" in info["scores"]
+
+
+def test_approval_decisions_are_structured_records_in_info():
+    from proactive_env.baselines import OracleAgent
+
+    env = gym.make("Proactivity-Monitor-Reviewer-v0")
+    obs, info = env.reset(seed=0)
+    agent = OracleAgent()
+    agent.reset(env.unwrapped, 0)
+    seen, done = [], False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        seen += info.get("decisions", [])
+        done = terminated or truncated
+    assert seen and all({"verdict", "rule", "trust_before", "trust_after", "task", "actions"} <= set(d) for d in seen)
+    logged = [e for e in env.unwrapped.world.log if e["type"] == "decision" and e["rule"] != "user_unavailable"]
+    assert [d["rule"] for d in seen] == [e["rule"] for e in logged]
+    # "Approved" is not "done": every approval was followed by the execution it allows.
+    approved = {d["task"] for d in seen if d["verdict"] == "approve"}
+    executed = {e["task"] for e in env.unwrapped.world.log if e["type"] == "executed"}
+    assert approved <= executed

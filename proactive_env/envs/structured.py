@@ -165,6 +165,7 @@ class ProactivityEnv(gym.Env):
         self._here = 0
         self._last_j = 0.0
         self._outcomes: list = []
+        self._decisions_seen = 0
         self._summary = self.scorer.summary()
         self._tasks = self._static.copy()
         for t in self.world.tasks:
@@ -314,6 +315,10 @@ class ProactivityEnv(gym.Env):
                 "context": self._context.copy(), "action_mask": self._mask.copy()}
 
     def _info(self, invalid: bool) -> dict[str, Any]:
-        world = self.world
-        return {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
+        info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
                 "time": self._time, "scores": dict(self._summary)}
+        decisions = self.world.decisions
+        if len(decisions) > self._decisions_seen:  # the user's decisions since the last step
+            info["decisions"] = [d.to_dict() for d in decisions[self._decisions_seen:]]
+            self._decisions_seen = len(decisions)
+        return info
