@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 from proactive_env.baselines import OracleAgent, make_agent
 from proactive_env.scoring import load_trajectory, rescore
-from proactive_env.wrappers import (FlattenObservation, MaskedDictObservation, RecordTrajectory, RewardWeights,
+from proactive_env.wrappers import (DepthShaping, FlattenObservation, MaskedDictObservation, RecordTrajectory, RewardWeights,
                                     TextObservation)
 
 ENV = "Proactivity-Monitor-Operator-v0"
@@ -34,6 +34,7 @@ WRAPPERS = {
     "masked-dict": MaskedDictObservation,
     "text": TextObservation,
     "weights": lambda env: RewardWeights(env, tc=0.2, ta=0.4, tr=0.4),
+    "shaping": lambda env: DepthShaping(env, scale=0.2),
 }
 
 
@@ -125,3 +126,10 @@ def test_pickle_and_deepcopy_mid_episode():
         a = clone.step(0)
         b = copy.deepcopy(env).step(0)
         assert a[1] == b[1] and all(np.array_equal(a[0][k], b[0][k]) for k in a[0])
+
+
+@pytest.mark.parametrize("agent", ["oracle", "random", "always-execute"])
+def test_depth_shaping_is_potential_based(agent):
+    env = DepthShaping(gym.make(ENV), scale=0.5)
+    total, info = play(env, make_agent(agent), seed=2)
+    assert total == pytest.approx(info["scores"]["J"], abs=1e-9)  # the shaping terms cancel out

@@ -2,7 +2,7 @@
 
 from .observation import FlattenObservation, MaskedDictObservation, TextObservation
 from .recording import RecordTrajectory
-from .reward import RewardWeights, weighted_j
+from .reward import DepthShaping, RewardWeights, weighted_j
 
-__all__ = ["FlattenObservation", "MaskedDictObservation", "RecordTrajectory", "RewardWeights", "TextObservation",
+__all__ = ["DepthShaping", "FlattenObservation", "MaskedDictObservation", "RecordTrajectory", "RewardWeights", "TextObservation",
            "weighted_j"]

@@ -46,3 +46,43 @@ class RewardWeights(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def action_masks(self):
         return self.env.get_wrapper_attr("action_masks")()
+
+
+class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Optional potential-based shaping (Ng et al., 1999): adds ``Φ(s') − Φ(s)`` to the reward,
+    with Φ = ``scale`` × the share of open tasks whose chosen depth already equals the depth the
+    user wants now, and Φ = 0 at the end of an episode. The shaping terms of an episode sum to
+    zero (Φ starts and ends at 0), so returns still sum to J and the optimal policy is unchanged;
+    it only pays earlier for getting the depth right. Off unless you wrap with it.
+
+    Example::
+
+        env = DepthShaping(gym.make("Proactivity-Monitor-v0"), scale=0.1)
+    """
+
+    def __init__(self, env: gym.Env, scale: float = 0.1):
+        gym.utils.RecordConstructorArgs.__init__(self, scale=scale)
+        gym.Wrapper.__init__(self, env)
+        self.scale = scale
+        self._phi = 0.0
+
+    def potential(self) -> float:
+        world = self.env.unwrapped.world
+        open_tasks = [t for t in world.tasks if t.active and not t.final]
+        if world.done or not open_tasks:
+            return 0.0
+        return self.scale * sum(t.chosen == world.expected_depth(t) for t in open_tasks) / len(open_tasks)
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._phi = self.potential()
+        return obs, info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        phi = 0.0 if terminated or truncated else self.potential()
+        reward, self._phi = reward + phi - self._phi, phi
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self):
+        return self.env.get_wrapper_attr("action_masks")()
