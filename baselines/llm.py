@@ -12,7 +12,7 @@ import json
 from collections import deque
 from typing import Any
 
-from proactive_env.llm import ChatClient, Endpoint, LLMEndpointError, Usage
+from proactive_env.scoring.client import ChatClient, Endpoint, LLMEndpointError, Usage
 
 PROMPT_VERSION = 1
 SYSTEM_PROMPT = """\

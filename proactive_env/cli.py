@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -49,8 +50,8 @@ def _run(args) -> int:
     from .envs.render import ansi_timeline
     from .evaluate import make_env
 
-    env = make_env(args.scenario, args.persona)
     agent = make_agent(args.agent)
+    env = make_env(args.scenario, args.persona, getattr(agent, "face", "structured"))
     obs, info = env.reset(seed=args.seed)
     agent.reset(env.unwrapped, args.seed)
     done = False
@@ -88,7 +89,7 @@ def _eval(args) -> int:
         return 2
     from .baselines import make_agent
     from .evaluate import evaluate, plan, resolve
-    from .llm import LLMEndpointError
+    from .scoring.client import LLMEndpointError
     from .scoring import aggregate
 
     llm_options, text_options = _llm_options(args)
@@ -121,7 +122,7 @@ def _eval(args) -> int:
             progress.update(bar, advance=1, description=f"{key.agent} {key.scenario} {key.persona} s{key.seed}"
                             + (" (done before)" if skipped else ""))
 
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
         try:
             records = evaluate(keys, out, agent_of, on_run=step, concurrency=args.concurrency,
                                text_options=text_options)
@@ -143,8 +144,17 @@ def _eval(args) -> int:
     return 0
 
 
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt  # SIGTERM ends an evaluation like Ctrl-C: finished runs are on disk
+def _exit_on_signal(out: Path):
+    """A SIGTERM handler that ends the evaluation at once. Every finished run is already on disk
+    (written atomically) and the next run rebuilds results.json; an exception raised from the
+    handler instead could land in a ``__del__`` and be swallowed."""
+    def handler(signum, frame) -> None:
+        sys.stdout.flush()
+        print(f"terminated; finished runs are kept in {out} — run the same command to resume", file=sys.stderr,
+              flush=True)
+        os._exit(128 + signum)
+
+    return handler
 
 
 def _llm_options(args) -> tuple[dict, dict | None]:

@@ -123,3 +123,21 @@ def test_keywords_must_match_their_own_text(tmp_path, monitor_data):
     fact = next(f for t in monitor_data["tasks"] for f in t.get("facts", []) if f.get("keywords"))
     fact["keywords"] = ["nowhere in the text"]
     assert "expected at least one keyword to occur in the fact's own text" in error_of(tmp_path, monitor_data)
+
+
+def test_unquoted_time_is_explained(tmp_path, monitor_data):
+    monitor_data["tasks"][0]["deadline"] = 720  # what YAML makes of an unquoted 12:00
+    message = error_of(tmp_path, monitor_data)
+    assert "tasks[0].deadline" in message and "put it in quotes" in message
+
+
+def test_fact_source_must_be_evidence(tmp_path, monitor_data):
+    task = next(t for t in monitor_data["tasks"] if t.get("facts"))
+    task["evidence"].remove(task["facts"][0]["source"])
+    assert "among the task's evidence records" in error_of(tmp_path, monitor_data)
+
+
+def test_name_must_match_the_file(tmp_path, monitor_data):
+    path = write(tmp_path, monitor_data, name="renamed.yaml")
+    with pytest.raises(ScenarioError, match=r"renamed.yaml: name: expected the file's name, 'renamed'"):
+        load_file(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..llm import ChatClient, Endpoint, Usage
+from ..scoring.client import ChatClient, Endpoint, Usage
 
 _MEANING = {"approve": "approves the request", "decline": "declines the request",
             "acknowledge": "acknowledges the suggestion and keeps the decision to act for themselves"}

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..sim import TAOutcome, TaskOutcome
 from ..spec import Depth, Scenario, Task, format_at
+from .client import ChatClient, Endpoint, LLMEndpointError
 from .judge import DIAGNOSTICS
 from .trajectory import write_json_atomic
 
@@ -193,13 +194,6 @@ def parse_json_object(content: str | None) -> dict:
 
 
 # ---------------------------------------------------------------------------------- endpoint
-def _transient(exc: Exception) -> bool:
-    """Worth another attempt: timeouts, connection and server errors, rate limits, bad answers —
-    but not a request the endpoint rejects as such (bad model name, bad key)."""
-    status = getattr(exc, "status_code", None)  # set on openai's HTTP status errors
-    return status is None or status in (408, 409, 429) or status >= 500
-
-
 def _one_line(exc: Exception, limit: int = 300) -> str:
     text = " ".join(str(exc).split())  # pydantic's messages span lines; errors are reported on one
     return text if len(text) <= limit else text[:limit] + "…"
@@ -209,16 +203,11 @@ class LLMClient:
     """One OpenAI-compatible endpoint: JSON verdicts, checked by code, retried, cached."""
 
     def __init__(self, config: OpenAIJudgeConfig):
-        try:
-            import openai  # only here, so that scoring works without the llm extra
-        except ImportError:
-            raise ImportError("LLM judges need openai: pip install 'proactivity-gym[llm]'", name="openai") from None
         self.config = config
         self.name = config.name
-        self._errors = (openai.OpenAIError, ValueError)
-        # Retries are ours (one loop for HTTP failures and bad answers alike), so the client's are off.
-        self._client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env) or "EMPTY",
-                                     timeout=config.timeout, max_retries=0)
+        # One loop here covers HTTP failures and bad answers alike, so the transport tries once.
+        self._chat = ChatClient(Endpoint(model=config.model, base_url=config.base_url, api_key_env=config.api_key_env,
+                                         timeout=config.timeout, retries=0, backoff=0.0))
 
     def verdict(self, rubric_version: str, system: str, user: str, check: Callable[[dict], T]) -> T:
         """Ask for a JSON verdict and return ``check(answer)``; ``check`` raises ``ValueError``
@@ -239,9 +228,12 @@ class LLMClient:
             try:
                 answer = self._ask(messages)
                 result = check(answer)
-            except self._errors as exc:
-                if not _transient(exc):
-                    raise JudgeError(f"{self.name} at {self.config.base_url}: {_one_line(exc)}") from None
+            except LLMEndpointError as exc:
+                if not exc.transient:
+                    raise JudgeError(f"{self.name}: {_one_line(exc)}") from None
+                last: Exception = exc
+                continue
+            except ValueError as exc:  # an answer that does not pass the checks
                 last = exc
                 continue
             self._store(key, rubric_version, answer)
@@ -251,14 +243,9 @@ class LLMClient:
 
     def _ask(self, messages: list[dict]) -> dict:
         c = self.config
-        response = self._client.chat.completions.create(
-            model=c.model, messages=messages, temperature=c.temperature, max_tokens=c.max_tokens,
-            response_format={"type": "json_object"})
-        try:
-            content = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            raise ValueError(f"expected a chat completion with a message, got {str(response)[:80]!r}") from None
-        return parse_json_object(content)
+        message = self._chat.chat(messages=messages, temperature=c.temperature, max_tokens=c.max_tokens,
+                                  response_format={"type": "json_object"})
+        return parse_json_object(getattr(message, "content", None))
 
     def _path(self, key: str) -> Path | None:
         return self.config.cache_dir / f"{key}.json" if self.config.cache_dir else None

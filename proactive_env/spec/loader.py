@@ -75,7 +75,10 @@ def load_file(path: str | Path) -> Scenario:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
         raise ScenarioError(name, where, f"expected valid YAML: {problem}") from None
-    return parse_scenario(data, name)
+    scenario = parse_scenario(data, name)
+    if scenario.name != path.stem:
+        raise ScenarioError(name, "name", f"expected the file's name, {path.stem!r}, got {scenario.name!r}")
+    return scenario
 
 
 def scenario_dir() -> Path:

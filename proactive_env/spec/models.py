@@ -31,12 +31,21 @@ class Depth(IntEnum):
         return cls[name.upper()]
 
 
+_UNQUOTED = " (unquoted, YAML reads a time like 12:00 as the number 720: put it in quotes)"
+
+
 def _at(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else parse_at(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a time like 'D2 09:30' as a string, got {value!r}"
+                         + (_UNQUOTED if isinstance(value, int) else ""))
+    return parse_at(value)
 
 
 def _daily(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else parse_daily(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a daily time like '23:00' as a string, got {value!r}"
+                         + (_UNQUOTED if isinstance(value, int) else ""))
+    return parse_daily(value)
 
 
 At = Annotated[
@@ -220,7 +229,7 @@ class Scenario(Spec):
     start_date: dt.date
     timezone: str
     days: int = Field(ge=2, le=31)
-    review_time: Daily = Field(default=8 * 60 + 30, description="Daily autonomous review tick.")
+    review_time: Daily = Field(default="08:30", validate_default=True, description="Daily autonomous review tick.")
     user: User
     personas: dict[Literal["reviewer", "planner", "operator"], Persona]
     always_approval: list[Identifier] = Field(default_factory=list, description="EXECUTE tools that need approval under every persona.")

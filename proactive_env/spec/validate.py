@@ -102,17 +102,32 @@ def _references(s: Scenario) -> Iterator[Problem]:
         yield from ref(f"{path}.work.resource", task.work.resource, resources, "resources")
         if task.action:
             yield from ref(f"{path}.action.tool", task.action.tool, execute_tools, "execute tools")
+        evidence = set(task.evidence)
         for j, fact in enumerate(task.facts):
             yield from ref(f"{path}.facts[{j}].source", fact.source, records, "records")
             yield from _keywords_in_text(f"{path}.facts[{j}]", fact)
+            yield from _in_evidence(f"{path}.facts[{j}].source", fact.source, evidence, records)
         for j, fact in enumerate(task.constraints.must_include):
-            yield from ref(f"{path}.constraints.must_include[{j}].source", fact.source, records, "records")
-            yield from _keywords_in_text(f"{path}.constraints.must_include[{j}]", fact)
+            where = f"{path}.constraints.must_include[{j}]"
+            yield from ref(f"{where}.source", fact.source, records, "records")
+            yield from _keywords_in_text(where, fact)
+            yield from _in_evidence(f"{where}.source", fact.source, evidence, records)
+            record = next((r for r in s.records if r.id == fact.source), None)
+            if record is not None and not any(n in (record.title + " " + record.text).lower() for n in fact.needles()):
+                yield where, f"expected the required text to appear in its source record {fact.source!r}"
         for j, claim in enumerate(task.constraints.must_not_include):
-            yield from ref(f"{path}.constraints.must_not_include[{j}].refuted_by", claim.refuted_by, records, "records")
+            where = f"{path}.constraints.must_not_include[{j}].refuted_by"
+            yield from ref(where, claim.refuted_by, records, "records")
+            yield from _in_evidence(where, claim.refuted_by, evidence, records)
     shares = s.ta_window.shares
     if shares != "user_time":
         yield from ref("ta_window.shares", shares, resources, "resources (or 'user_time')")
+
+
+def _in_evidence(path: str, record: str, evidence: set[str], records: set[str]) -> Iterator[Problem]:
+    """A fact is grounded only if the agent can read its record while working on the task."""
+    if record in records and record not in evidence:
+        yield path, f"expected {record!r} among the task's evidence records"
 
 
 def _keywords_in_text(path: str, fact) -> Iterator[Problem]:

@@ -1,6 +1,7 @@
 """A chat client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...), shared by the LLM
-agent and the user-reply rephraser: retries with exponential backoff, token accounting, and one
-clear failure (``LLMEndpointError``) once the retries are spent.
+judges, the LLM agent and the user-reply rephraser: retries with exponential backoff, token
+accounting, and one clear failure (``LLMEndpointError``) once the retries are spent. It lives in
+the lowest layer that calls a model (scoring's judges); the faces and baselines above reuse it.
 
 ``openai`` is imported only when a client is made, so the package works without the ``llm`` extra.
 """
@@ -19,7 +20,12 @@ MAX_BACKOFF = 30.0
 
 
 class LLMEndpointError(RuntimeError):
-    """An endpoint that gave no usable answer; the message is one line naming endpoint, model and error."""
+    """An endpoint that gave no usable answer; the message is one line naming endpoint, model and
+    error. ``transient`` tells whether another attempt later could succeed."""
+
+    def __init__(self, message: str, transient: bool):
+        super().__init__(message)
+        self.transient = transient
 
 
 @dataclass
@@ -75,7 +81,8 @@ class ChatClient:
         try:
             import openai
         except ImportError:
-            raise ImportError("LLM agents and the rephraser need openai: pip install 'proactivity-gym[llm]'") from None
+            raise ImportError("LLM agents, judges and the rephraser need openai: pip install 'proactivity-gym[llm]'",
+                              name="openai") from None
         self.endpoint = endpoint
         self.usage = Usage()
         self._openai = openai
@@ -97,7 +104,7 @@ class ChatClient:
                 response = self._client.chat.completions.create(model=ep.model, **request)
             except openai.APIStatusError as exc:
                 if exc.status_code not in RETRY_STATUS:
-                    raise self._failure(exc, "") from None
+                    raise self._failure(exc, "", transient=False) from None
                 last = exc
                 continue
             except (openai.APIError, ValueError) as exc:  # refused, timed out, unreadable body
@@ -108,8 +115,8 @@ class ChatClient:
                 self.usage.add(getattr(response, "usage", None))
                 return choices[0].message
             last = ValueError("the response has no choices")
-        raise self._failure(last, f" after {ep.retries + 1} attempts")
+        raise self._failure(last, f" after {ep.retries + 1} attempts", transient=True)
 
-    def _failure(self, exc: BaseException, attempts: str) -> LLMEndpointError:
+    def _failure(self, exc: BaseException, attempts: str, transient: bool) -> LLMEndpointError:
         return LLMEndpointError(f"LLM endpoint {self.where} (model {self.endpoint.model!r}) failed{attempts}: "
-                                f"{_describe(exc)}")
+                                f"{_describe(exc)}", transient)
