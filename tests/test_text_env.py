@@ -69,3 +69,16 @@ def test_text_oracle_scores_like_the_structured_oracle(scenario, persona):
     assert text["scores"]["TR_D"] == 1.0 and text["scores"]["TA"] == 1.0 and text["scores"]["TC"] >= 95
     assert text["return"] == pytest.approx(text["scores"]["J"], abs=1e-6)
     assert all(isinstance(a, dict) for a in text["actions"])
+
+
+def test_a_done_action_cannot_be_repeated():
+    env = gym.make("Proactivity-Monitor-Text-v0", persona="planner")  # the planner delegates save_plan
+    env.reset(seed=0)
+    world = env.unwrapped.world
+    while "t01_setup" not in {t.spec.id for t in world.tasks if t.active}:
+        env.step('{"tool": "wait", "arguments": {}}')
+    args = next(t for t in world.tasks if t.spec.id == "t01_setup").spec.action.args
+    first, *_ = env.step(json.dumps({"tool": "save_plan", "arguments": args}))
+    second, *_ = env.step(json.dumps({"tool": "save_plan", "arguments": args}))
+    assert first.startswith("Done: save_plan") and second.startswith("Error: save_plan: refused")
+    assert len(world.created) == 1

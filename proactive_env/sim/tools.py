@@ -114,11 +114,12 @@ class ToolActions:
 
     def attribute(self: World, text: str = "", tool: str | None = None, args: dict | None = None) -> TaskState | None:
         """The one open task a call concerns, or None. An EXECUTE tool goes to the open task whose
-        action uses it (best argument match); anything else to the open task whose title words,
+        action uses it and is not done yet (best argument match); anything else to the open task whose title words,
         reference facts and codes the text mentions most. Ties go to the earliest deadline."""
         open_tasks = [t for t in self.tasks if t.active and not t.final]
         if tool is not None and tool in self.tools and self.tools[tool].depth == "execute":
-            candidates = [t for t in open_tasks if t.spec.action and t.spec.action.tool == tool]
+            # A task whose action is done cannot license it again: a second order is a new action.
+            candidates = [t for t in open_tasks if t.spec.action and t.spec.action.tool == tool and not t.executed]
             scored = [(_args_match(t.spec.action.args, args or {}), t) for t in candidates]
         else:
             lowered = text.lower()
