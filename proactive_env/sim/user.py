@@ -9,7 +9,7 @@ against text, and a rewording that does not plainly say the decision is replaced
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -34,9 +34,9 @@ class Decision:
     trust_after: float
 
     def to_dict(self) -> dict:
-        out = asdict(self)
-        out["actions"] = list(self.actions)
-        return out
+        # Written out rather than dataclasses.asdict: this runs on the env's step path.
+        return {"task": self.task, "actions": list(self.actions), "verdict": self.verdict, "rule": self.rule,
+                "minute": self.minute, "trust_before": self.trust_before, "trust_after": self.trust_after}
 
 
 def decide(*, task_tool: str | None, requested: tuple[str, ...], wants_execution: bool, declines: bool,
