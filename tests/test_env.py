@@ -76,12 +76,13 @@ def test_same_seed_same_everything(env_id):
 
 
 SCRIPT = """
-import json, sys, numpy as np, gymnasium as gym, proactive_env
+import hashlib, json, sys, numpy as np, gymnasium as gym, proactive_env
 env = gym.make(sys.argv[1]); rng = np.random.default_rng(3)
 obs, info = env.reset(seed=11); out = []
 for _ in range(300):
     obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
-    out.append([float(r), obs["tasks"].tobytes().hex()[:64], info["time"], info["scores"]["J"]])
+    out.append([float(r), hashlib.sha256(b"".join(obs[k].tobytes() for k in sorted(obs))).hexdigest(),
+                json.dumps(info, sort_keys=True, default=lambda a: a.tolist())])
     if term or trunc:
         obs, info = env.reset(seed=12)
 print(json.dumps(out))

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..sim import TAOutcome, TaskOutcome
-from ..spec import Scenario, load_scenario
+from ..spec import SUITE_VERSION, Scenario, load_scenario
 from .judge import Judge
 from .metrics import Weights, score_run
 
@@ -37,6 +37,7 @@ def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent
         "format": FORMAT,
         "scenario": scenario.name,
         "scenario_version": scenario.version,
+        "suite_version": SUITE_VERSION,
         "persona": persona,
         "seed": seed,
         "agent": agent,
