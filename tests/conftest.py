@@ -6,6 +6,8 @@ import yaml
 from proactive_env.spec import load_scenario
 from proactive_env.spec.loader import scenario_dir
 
+pytest_plugins = ["openai_server"]  # the loopback OpenAI-compatible server fixture
+
 
 @pytest.fixture
 def monitor_data():

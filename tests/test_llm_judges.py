@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import openai
 import pytest
-from openai_server import FakeOpenAI, Reply, openai_server, tool_call  # noqa: F401  (fixture)
+from openai_server import FakeOpenAI, Reply, tool_call
 
 from proactive_env.baselines import make_agent
 from proactive_env.cli import main

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -50,19 +49,19 @@ class ProactivityParallelEnv(ParallelEnv):
         self.possible_agents = [f"assistant_{i}" for i in range(len(names))]
         self.pool = SharedPool(pool_capacity)
         self._envs = {}
-        for agent, name, persona in zip(self.possible_agents, names, chosen):
+        for agent, name, persona in zip(self.possible_agents, names, chosen, strict=True):
             env = ProactivityEnv(name, persona=persona)
             env.pool, env.owner, env.shared_clock = self.pool, agent, True
             self._envs[agent] = env
         self.agents: list[str] = []
+        first = self._envs[self.possible_agents[0]]
+        self._observation_space, self._action_space = first.observation_space, first.action_space
 
-    @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Space:
-        return self._envs[self.possible_agents[0]].observation_space
+        return self._observation_space  # one cached space object, the same for every agent
 
-    @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Space:
-        return self._envs[self.possible_agents[0]].action_space
+        return self._action_space
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         rng = np.random.default_rng(seed)
