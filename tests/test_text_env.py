@@ -48,14 +48,20 @@ def test_malformed_calls_come_back_as_errors(bad):
     assert reward == 0.0 and not terminated and env.unwrapped.world.now == before
 
 
-def test_an_unauthorised_execute_is_refused_and_changes_nothing():
-    env = gym.make("Proactivity-Monitor-Text-v0", persona="reviewer")
+def setup_call(persona: str):
+    """A Monitor text env waiting at the setup task, and the save_plan call that task intends."""
+    env = gym.make("Proactivity-Monitor-Text-v0", persona=persona)
     env.reset(seed=0)
     world = env.unwrapped.world
     while "t01_setup" not in {t.spec.id for t in world.tasks if t.active}:
         env.step('{"tool": "wait", "arguments": {}}')
     args = next(t for t in world.tasks if t.spec.id == "t01_setup").spec.action.args
-    obs, *_ = env.step(json.dumps({"tool": "save_plan", "arguments": args}))
+    return env, world, json.dumps({"tool": "save_plan", "arguments": args})
+
+
+def test_an_unauthorised_execute_is_refused_and_changes_nothing():
+    env, world, call = setup_call("reviewer")
+    obs, *_ = env.step(call)
     assert obs.startswith("Error: save_plan: refused") and world.created == []
 
 
@@ -72,13 +78,8 @@ def test_text_oracle_scores_like_the_structured_oracle(scenario, persona):
 
 
 def test_a_done_action_cannot_be_repeated():
-    env = gym.make("Proactivity-Monitor-Text-v0", persona="planner")  # the planner delegates save_plan
-    env.reset(seed=0)
-    world = env.unwrapped.world
-    while "t01_setup" not in {t.spec.id for t in world.tasks if t.active}:
-        env.step('{"tool": "wait", "arguments": {}}')
-    args = next(t for t in world.tasks if t.spec.id == "t01_setup").spec.action.args
-    first, *_ = env.step(json.dumps({"tool": "save_plan", "arguments": args}))
-    second, *_ = env.step(json.dumps({"tool": "save_plan", "arguments": args}))
+    env, world, call = setup_call("planner")  # the planner delegates save_plan
+    first, *_ = env.step(call)
+    second, *_ = env.step(call)
     assert first.startswith("Done: save_plan") and second.startswith("Error: save_plan: refused")
     assert len(world.created) == 1
