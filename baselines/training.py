@@ -27,7 +27,8 @@ from proactive_env.wrappers import FlattenObservation
 
 from .learned import CONFIG, PolicyAgent
 
-EVAL_METRICS = ("TC", "TA", "TR_D", "TR_J", "J")
+EVAL_METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")  # on the data scale of scoring.UNITS
+REFERENCE_AGENTS = ("oracle", "policy-follower")  # drawn as reference lines on the learning curve
 EVAL_SEED_OFFSET = 1_000_000  # evaluation seeds are never used for training
 
 
@@ -140,7 +141,7 @@ def make_envs(args: CommonArgs, flat: bool):
                         seed=args.seed, vec_env_cls=vec_cls)
 
 
-def evaluate_policy(agent: PolicyAgent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
+def evaluate_policy(agent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
     """Mean scores per persona and overall, on seeds the training never used."""
     per_persona = {}
     for persona in PERSONAS:
@@ -162,21 +163,30 @@ class ScoreEvalCallback(BaseCallback):
         self.scenarios = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
         self.best = -np.inf
         self.rows: list[dict] = []
+        self.references: dict = {}
 
     def _on_step(self) -> bool:
         if self.n_calls % max(1, self.args.eval_freq // self.args.n_envs) == 0:
             self.evaluate()
         return True
 
+    def _on_training_start(self) -> None:
+        self.references = reference_scores(self.scenarios, self.args.eval_episodes, self.first_seed)
+        (self.out / "reference.json").write_text(json.dumps(self.references, indent=1))
+        self.evaluate()  # the untrained policy: the curve's step-0 point
+
     def _on_training_end(self) -> None:
         self.evaluate()
+
+    @property
+    def first_seed(self) -> int:
+        return EVAL_SEED_OFFSET + self.args.seed * 1000
 
     def evaluate(self) -> dict:
         if self.rows and self.rows[-1]["timesteps"] == self.num_timesteps:
             return self.rows[-1]
         agent = PolicyAgent(self.model, self.algo, self.observation)
-        result = evaluate_policy(agent, self.scenarios, self.args.eval_episodes,
-                                 EVAL_SEED_OFFSET + self.args.seed * 1000)
+        result = evaluate_policy(agent, self.scenarios, self.args.eval_episodes, self.first_seed)
         row = {"timesteps": self.num_timesteps}
         for group, scores in result.items():
             for metric, value in scores.items():
@@ -210,35 +220,63 @@ def save_config(args, algo: str, observation: str) -> None:
     (out / CONFIG).write_text(json.dumps(config, indent=1))
 
 
-def plot_learning_curve(rows: list[dict], path: Path, title: str) -> None:
-    """J, TA and TR-D of the periodic evaluations against training steps."""
-    import matplotlib
+def reference_scores(scenarios: list[str], episodes: int, first_seed: int) -> dict:
+    """The reference agents' scores on the evaluation's own scenarios, personas and seeds."""
+    from .scripted import PolicyFollowerAgent
+    from .oracle import OracleAgent
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    agents = {"oracle": OracleAgent(), "policy-follower": PolicyFollowerAgent()}
+    return {name: evaluate_policy(agents[name], scenarios, episodes, first_seed) for name in REFERENCE_AGENTS}
 
+
+CURVE_METRICS = (("J", "J (0–1)", (0, 1.02)), ("TC", "TC (0–100)", (0, 102)), ("TA", "TA (fraction)", (0, 1.02)),
+                 ("TR_D", "TR-D (fraction)", (0, 1.02)), ("TR_J", "TR-J (1–5)", (1, 5.05)))
+
+
+def plot_learning_curve(rows: list[dict], path: Path, title: str, references: dict | None = None) -> None:
+    """Every metric (rows) overall and per persona (columns) against training steps, from the
+    untrained policy at step 0; the oracle and the policy-follower as reference lines."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    references = references or {}
+    groups = ("overall", *PERSONAS)
     steps = [r["timesteps"] for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for metric, label in (("J", "J"), ("TA", "TA"), ("TR_D", "TR-D")):
-        ax.plot(steps, [r[f"overall/{metric}"] for r in rows], marker="o", label=label)
-    for persona in PERSONAS:
-        ax.plot(steps, [r[f"{persona}/J"] for r in rows], linestyle=":", alpha=0.7, label=f"J {persona}")
-    ax.set_xlabel("training steps")
-    ax.set_ylabel("score (fraction)")
-    ax.set_ylim(0, 1.05)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig = Figure(figsize=(3.2 * len(groups) + 1, 2.0 * len(CURVE_METRICS) + 1))
+    axes = fig.subplots(len(CURVE_METRICS), len(groups), sharex=True, squeeze=False)
+    styles = {"oracle": ("#2ca02c", "--"), "policy-follower": ("#7f7f7f", ":")}
+    for i, (metric, label, limits) in enumerate(CURVE_METRICS):
+        for j, group in enumerate(groups):
+            ax = axes[i][j]
+            ax.plot(steps, [r.get(f"{group}/{metric}", np.nan) for r in rows], marker="o", ms=3.5, color="#1f77b4",
+                    label="policy")
+            for name, (colour, style) in styles.items():
+                value = references.get(name, {}).get(group, {}).get(metric)
+                if value is not None:
+                    ax.axhline(value, color=colour, ls=style, lw=1.2, label=name)
+            ax.set_ylim(*limits)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if i == 0:
+                ax.set_title(group, fontsize=9)
+            if j == 0:
+                ax.set_ylabel(label, fontsize=8)
+            if i == len(CURVE_METRICS) - 1:
+                ax.set_xlabel("training steps", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=110)
 
 
 def finish(model, args, scorer: ScoreEvalCallback, algo: str) -> Path:
     out = Path(args.out)
     path = out / "model.zip"
     model.save(path)
-    plot_learning_curve(scorer.rows, out / "learning_curve.png", f"{algo} on {args.env}")
+    plot_learning_curve(scorer.rows, out / "learning_curve.png", f"{algo} on {args.env} — evaluated on "
+                        f"{args.eval_scenarios}, {args.eval_episodes} episode(s) per persona", scorer.references)
     return path
 
 

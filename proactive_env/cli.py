@@ -561,7 +561,8 @@ def _show(args) -> int:
 
 
 # ---------------------------------------------------------------------------------- main
-SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train)
+SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_report,
+               _add_show)
 
 
 def build_parser() -> Parser:

@@ -19,7 +19,11 @@ def check_outputs(out, path):
     assert path == out / "model.zip" and path.exists()
     assert (out / "best_model.zip").exists() and (out / "learning_curve.png").stat().st_size > 1000
     rows = (out / "eval.csv").read_text().splitlines()
-    assert rows[0].startswith("timesteps,overall/TC") and len(rows) >= 3
+    assert rows[0].startswith("timesteps,overall/TC") and len(rows) >= 4
+    assert rows[1].startswith("0,")  # the untrained policy: the curve's first point
+    assert "reviewer/TR_J" in rows[0] and "operator/continuation" in rows[0]
+    reference = json.loads((out / "reference.json").read_text())
+    assert reference["oracle"]["overall"]["J"] > reference["policy-follower"]["overall"]["J"]
     assert list((out / "checkpoints").glob("*.zip"))
     assert list((out / "tb").rglob("events.out.tfevents.*"))
     assert json.loads((out / "agent.json").read_text())["algo"] in ("maskable-ppo", "ppo", "dqn")

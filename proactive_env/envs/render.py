@@ -1,4 +1,4 @@
-"""Renderings of a run: a readable text timeline and a timeline picture."""
+"""Renderings of a run: a readable text timeline (``ansi``) and the episode picture (``rgb_array``)."""
 
 from __future__ import annotations
 
@@ -36,33 +36,16 @@ def ansi_timeline(world: World | None, last: int | None = 40) -> str:
     return "\n".join(lines) + "\n"
 
 
-_COLOURS = {
-    "active": (200, 200, 200), "start": (90, 160, 230), "continue": (90, 160, 230), "allocate": (120, 90, 200),
-    "defer": (240, 180, 40), "present": (60, 180, 90), "execute": (220, 70, 60), "sleep": (225, 230, 245),
-    "window": (255, 235, 200), "now": (0, 0, 0),
-}
+def rgb_timeline(world: World | None, dpi: int = 60) -> np.ndarray:
+    """The ``rgb_array`` frame: the same picture as ``proactivity-gym show`` (see ``timeline.py``)
+    of the run so far, with a black line at the current time."""
+    from .timeline import episode_rgb
 
-
-def rgb_timeline(world: World | None, width: int = 480, row: int = 10) -> np.ndarray:
-    """Tasks as rows over the scenario's days: sleep shaded, the TA window tinted, each task's
-    active span in grey with its actions as coloured ticks; a black line marks now."""
-    n = len(world.tasks) if world else 1
-    img = np.full((row * (n + 1), width, 3), 255, np.uint8)
     if world is None:
-        return img
-    end = world.scenario.end_minute
-    x = lambda minute: min(width - 1, max(0, int(minute * width / end)))  # noqa: E731
-    for start, stop in world.schedule.sleep.spans:
-        img[:, x(start):x(stop) + 1] = _COLOURS["sleep"]
-    img[:, x(world.window.start):x(world.window.end) + 1] = _COLOURS["window"]
-    for t in world.tasks:
-        if t.active:
-            stop = t.spec.deadline if t.final else world.now
-            img[row * t.index + 3: row * t.index + 7, x(t.trigger):x(stop) + 1] = _COLOURS["active"]
-    index = {t.spec.id: t.index for t in world.tasks}
-    for e in world.log:
-        if e["type"] == "action":
-            y = row * index[e["task"]]
-            img[y + 1: y + row - 1, x(e["t"]):x(e["t"]) + 2] = _COLOURS[e["verb"]]
-    img[:, x(world.now)] = _COLOURS["now"]
-    return img
+        return np.full((64, 240, 3), 255, np.uint8)
+    try:
+        return episode_rgb(world.scenario, world.persona, world.log, now=world.now, dpi=dpi)
+    except ModuleNotFoundError as exc:  # depends on the installed extras
+        if exc.name != "matplotlib":
+            raise
+        raise ImportError("render_mode='rgb_array' needs matplotlib: pip install -e '.[render]'") from None

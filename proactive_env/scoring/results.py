@@ -51,7 +51,7 @@ _DISPLAY = {
 LEGEND = ("TC: task capability, 0–100; TA %: share of TA decisions handled now ∧ later; TR-D %: share of tasks "
           "at the user's depth; TR-J: judged trust, 1–5; J: weighted 3T objective, 0–1; Cont. %: continuation "
           "quality of deferred work (1 concrete, 0.5 vague, 0 none); CI: 95% stratified bootstrap within "
-          "scenario × persona, n/a below 2 runs per cell")
+          "scenario × persona, n/a below 2 runs per cell, 'no spread' where every cell's runs scored alike")
 
 
 def header(metric: str) -> str:
@@ -67,9 +67,20 @@ def display(metric: str, value: float | None) -> str:
     return fmt.format(value * factor)
 
 
+def inline(metric: str, value: float | None) -> str:
+    """``metric value`` for running text, e.g. "TA 50.0%", "TR-J 4.21"."""
+    name, factor, _ = _DISPLAY[metric]
+    if name.endswith(" %"):
+        text = display(metric, value)
+        return f"{name[:-2]} {text}{'%' if text != 'n/a' else ''}"
+    return f"{name} {display(metric, value)}"
+
+
 def display_ci(metric: str, ci: Sequence[float] | None) -> str:
     if ci is None:
         return "n/a"
+    if ci[0] == ci[1]:
+        return "no spread"
     return f"[{display(metric, ci[0])}, {display(metric, ci[1])}]"
 
 

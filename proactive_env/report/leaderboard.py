@@ -1,0 +1,115 @@
+"""The leaderboard: overall, per persona, per scenario and per metric, with 95% CIs and n — as
+markdown (display scale, labelled) and as a long CSV (data scale, with each value's unit)."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, iqm
+from .collect import Run
+
+
+@dataclass
+class Leaderboard:
+    overall: list[dict]
+    by_persona: list[dict]
+    by_scenario: list[dict]
+    reported: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, runs: list[Run], reported: list[dict] | None = None) -> "Leaderboard":
+        records = [r.record() for r in runs]
+        overall = aggregate(records, ("agent",))
+        for row in overall:
+            row["J_iqm"] = iqm([r.scores["J"] for r in runs if r.agent == row["agent"]])
+        overall.sort(key=lambda row: -row["J"])
+        rank = {row["agent"]: i for i, row in enumerate(overall)}
+        by = lambda key: sorted(aggregate(records, ("agent", key)), key=lambda r: (r[key], rank[r["agent"]]))  # noqa: E731
+        return cls(overall, by("persona"), by("scenario"), list(reported or []))
+
+    @property
+    def agents(self) -> list[str]:
+        return [row["agent"] for row in self.overall]
+
+
+def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -> list[str]:
+    heads = [k.capitalize() for k in keys] + ["n"] + [header(m) for m in METRICS] + ["J 95% CI"]
+    heads += ["J IQM"] if with_iqm else []
+    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(keys) + ["---:"] * (len(heads) - len(keys)))
+             + "|"]
+    for row in rows:
+        cells = [str(row[k]) for k in keys] + [str(row["runs"])] + [display(m, row[m]) for m in METRICS]
+        cells.append(display_ci("J", row.get("J_ci")))
+        cells += [display("J", row.get("J_iqm"))] if with_iqm else []
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _metric_matrix(board: Leaderboard, metric: str) -> list[str]:
+    scenarios = sorted({r["scenario"] for r in board.by_scenario})
+    cell = {(r["agent"], r["scenario"]): r for r in board.by_scenario}
+    lines = [f"| Agent | all | " + " | ".join(scenarios) + " |", "|---|" + "---:|" * (len(scenarios) + 1)]
+    for row in board.overall:
+        values = [display(metric, cell[(row["agent"], s)][metric]) if (row["agent"], s) in cell else "—"
+                  for s in scenarios]
+        lines.append(f"| {row['agent']} | {display(metric, row[metric])} {display_ci(metric, row[f'{metric}_ci'])} | "
+                     + " | ".join(values) + " |")
+    return lines
+
+
+def markdown(board: Leaderboard, sources: list[str]) -> str:
+    out = ["# Proactivity-Gym leaderboard", "", f"Runs from: {', '.join(sources)}.", "", LEGEND + ".", "",
+           "## Overall (ranked by J)", ""]
+    out += _md_table(board.overall, ("agent",), with_iqm=True)
+    if board.reported:
+        from .reported import NOTE
+
+        out += ["", "### Reported in the paper (not re-run)", "", NOTE, "",
+                "| Agent | " + " | ".join(header(m) for m in METRICS) + " | source |",
+                "|---|" + "---:|" * len(METRICS) + "---|"]
+        for row in board.reported:
+            out.append(f"| {row['agent']} | " + " | ".join(display(m, row['scores'].get(m)) for m in METRICS)
+                       + f" | {row['source']} |")
+    out += ["", "## By persona", ""] + _md_table(board.by_persona, ("persona", "agent"))
+    out += ["", "## By scenario", ""] + _md_table(board.by_scenario, ("scenario", "agent"))
+    out += ["", "## By metric (overall with its 95% CI, then per scenario)"]
+    for metric in METRICS:
+        out += ["", f"### {header(metric)} — {UNITS[metric]['name']}", ""] + _metric_matrix(board, metric)
+    return "\n".join(out) + "\n"
+
+
+CSV_FIELDS = ("view", "agent", "scenario", "persona", "metric", "unit", "value", "ci_low", "ci_high", "n", "source")
+
+
+def csv_rows(board: Leaderboard) -> list[dict]:
+    """Long format on the data scale: one row per (view, agent, group, metric)."""
+    rows = []
+    views = (("overall", board.overall), ("persona", board.by_persona), ("scenario", board.by_scenario))
+    for view, table in views:
+        for row in table:
+            for metric in METRICS:
+                ci = row.get(f"{metric}_ci")
+                rows.append({"view": view, "agent": row["agent"], "scenario": row.get("scenario", "all"),
+                             "persona": row.get("persona", "all"), "metric": metric, "unit": UNITS[metric]["unit"],
+                             "value": row[metric], "ci_low": ci[0] if ci else "", "ci_high": ci[1] if ci else "",
+                             "n": row["runs"], "source": "run"})
+    for row in board.reported:
+        for metric in METRICS:
+            value = row["scores"].get(metric)
+            if value is not None:
+                rows.append({"view": "overall", "agent": row["agent"], "scenario": "all", "persona": "all",
+                             "metric": metric, "unit": UNITS[metric]["unit"], "value": value, "ci_low": "",
+                             "ci_high": "", "n": "", "source": "reported: " + row["source"]})
+    return rows
+
+
+def write_csv(board: Leaderboard, path: Path) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for row in csv_rows(board):
+            writer.writerow({k: (repr(float(v)) if isinstance(v, (float, np.floating)) else v) for k, v in row.items()})

@@ -1,0 +1,158 @@
+"""`report` compares agents across folders; `show` draws one episode; rgb_array is that picture;
+confidence intervals are stratified and honest about small samples."""
+
+import csv
+import json
+import re
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from proactive_env import cli  # noqa: E402
+from proactive_env.baselines import make_agent  # noqa: E402
+from proactive_env.envs.timeline import episode_rgb, ta_decisions  # noqa: E402
+from proactive_env.evaluate import evaluate, plan  # noqa: E402
+from proactive_env.report.episode import episode_page, figure_bytes  # noqa: E402
+from proactive_env.scoring import load_trajectory  # noqa: E402
+from proactive_env.scoring.results import aggregate, display_ci, stratified_bootstrap  # noqa: E402
+from proactive_env.spec import load_scenario  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def two_folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("evals")
+    evaluate(plan(["oracle", "noop"], ["monitor"], ["planner", "operator"], range(2)), root / "a", make_agent)
+    evaluate(plan(["noop", "always-suggest"], ["monitor"], ["planner"], range(1)), root / "b", make_agent)
+    return root
+
+
+def test_report_compares_agents_across_folders(two_folders, tmp_path):
+    out = tmp_path / "report"
+    assert cli.main(["report", str(two_folders / "a"), str(two_folders / "b"), "--out", str(out), "--reported"]) == 0
+    md = (out / "leaderboard.md").read_text()
+    # noop is in both folders (its settings may differ): one row per folder; the others keep their names
+    assert "| noop [a] |" in md and "| noop [b] |" in md and "| oracle |" in md and "| always-suggest |" in md
+    assert "Reported in the paper (not re-run)" in md and "Claude Opus 5 (reported)" in md
+    for section in ("## By persona", "## By scenario", "### TA % — temporal allocation", "J 95% CI"):
+        assert section in md
+    rows = list(csv.DictReader(open(out / "leaderboard.csv")))
+    views = {r["view"] for r in rows}
+    assert views == {"overall", "persona", "scenario"}
+    single = [r for r in rows if r["agent"] == "always-suggest" and r["view"] == "overall"]
+    assert single and all(r["ci_low"] == "" and r["n"] == "1" for r in single)  # one run: no interval
+    reported = [r for r in rows if r["source"].startswith("reported")]
+    assert {r["metric"] for r in reported if r["agent"].startswith("Claude")} == {"TC", "TA", "TR_D", "TR_J",
+                                                                                 "continuation"}
+    for name in ("3t-bars", "3t-radar", "j-by-scenario"):
+        assert (out / "plots" / f"{name}.png").stat().st_size > 5000
+        assert (out / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    page = (out / "index.html").read_text()
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    assert page.count("data:image/png;base64,") == 3
+    links = re.findall(r"href='(episodes/[^']+)'", page)
+    assert len(links) == 2 * 2 * 2 + 1 + 1  # every run of every label
+    assert all((out / link).exists() for link in links)
+
+
+def test_report_rejects_a_folder_without_runs(tmp_path):
+    proc_status = cli.main(["report", str(tmp_path)])
+    assert proc_status == 2
+
+
+def test_show_draws_png_and_html_with_the_transcript(two_folders, tmp_path):
+    source = next((two_folders / "a" / "trajectories" / "oracle").glob("*.json"))
+    trajectory = load_trajectory(source)
+    trajectory["transcript"] = [
+        {"role": "system", "content": "You are a proactive assistant."},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function",
+                         "function": {"name": "read_record", "arguments": "{\"id\": \"r01\"}"}}]},
+        {"role": "tool", "content": "r01: <the listing>"},
+    ]
+    path = tmp_path / "llm.json"
+    path.write_text(json.dumps(trajectory))
+    assert cli.main(["show", str(path), "--formats", "png,svg,html"]) == 0
+    assert (tmp_path / "llm.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "llm.svg").stat().st_size > 10000
+    page = (tmp_path / "llm.html").read_text()
+    assert "Conversation (3 turns)" in page and "read_record" in page and "&lt;the listing&gt;" in page
+    assert "Monitor Purchase" in page and "TR-D %" in page
+
+
+def test_show_reads_the_richer_log_and_ignores_unknown_entries(monitor):
+    base = [{"t": 0, "type": "run_start"}, {"t": 600, "type": "task_active", "task": "t01_setup"}]
+    richer = base + [
+        {"t": 610, "type": "action", "verb": "start", "task": "t01_setup", "depth": "PREPARE"},
+        {"t": 620, "type": "job", "task": "t01_setup", "resource": None, "start": 620, "end": 900,
+         "sleep_time": False},
+        {"t": 630, "type": "intrusion", "task": "t01_setup", "resource": None},
+        {"t": 640, "type": "defer", "task": "t05_warranty", "until": 2000},
+        {"t": 650, "type": "decision", "task": "t01_setup", "actions": ["save_plan"], "verdict": "decline",
+         "rule": "persona", "trust_before": 4.43, "trust_after": 4.2},
+        {"t": 660, "type": "trust", "task": "t01_setup", "depth": "EXECUTE", "aligned": False, "before": 4.2,
+         "after": 2.4},
+        {"t": 670, "type": "job_done", "task": "t01_setup"},
+        {"t": 680, "type": "something_new", "payload": [1, 2]},
+    ]
+    plain = episode_rgb(monitor, "planner", base, dpi=40)
+    drawn = episode_rgb(monitor, "planner", richer, dpi=40)
+    assert plain.shape == drawn.shape and (plain != drawn).any()
+
+
+def test_ta_decisions_reads_one_window_or_a_list(monitor):
+    assert ta_decisions(monitor) == [monitor.ta_window]
+
+    class Many:
+        ta_decisions = ["first", "second"]
+
+    assert ta_decisions(Many()) == ["first", "second"]
+
+
+def test_rgb_array_is_the_show_picture():
+    env = gym.make("Proactivity-Monitor-Operator-v0", render_mode="rgb_array")
+    agent = make_agent("policy-follower")
+    obs, info = env.reset(seed=3)
+    agent.reset(env.unwrapped, 3)
+    for _ in range(15):
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+    frame = env.render()
+    world = env.unwrapped.world
+    again = episode_rgb(load_scenario("monitor"), "operator", list(world.log), now=world.now)
+    assert frame.dtype == np.uint8 and frame.shape[2] == 3 and np.array_equal(frame, again)
+    assert figure_bytes(env.unwrapped.trajectory(agent="policy-follower"))[:4] == b"\x89PNG"
+
+
+def test_episode_page_is_self_contained(two_folders):
+    source = next((two_folders / "a" / "trajectories" / "noop").glob("*.json"))
+    page = episode_page(load_trajectory(source), b"\x89PNG fake")
+    assert "<script" not in page and "data:image/png;base64," in page and "Event log" in page
+
+
+# ---------------------------------------------------------------------- confidence intervals
+def _runs(values_by_cell):
+    return [{"agent": "a", "scenario": s, "persona": p, "seed": i, "scores": {m: v for m in
+                                                                            ("TC", "TA", "TR_D", "TR_J", "J",
+                                                                             "continuation")}}
+            for (s, p), values in values_by_cell.items() for i, v in enumerate(values)]
+
+
+def test_bootstrap_resamples_within_scenario_and_persona():
+    # two cells, each constant: pooled resampling would wander, within-cell resampling cannot
+    runs = _runs({("monitor", "planner"): [0.0, 0.0, 0.0], ("experiments", "planner"): [1.0, 1.0, 1.0]})
+    row = aggregate(runs, ("agent",))[0]
+    assert row["J"] == 0.5 and row["J_ci"] == [0.5, 0.5] and row["cells"] == 2
+    assert display_ci("J", row["J_ci"]) == "no spread"
+    pooled = stratified_bootstrap([0.0] * 3 + [1.0] * 3, [np.arange(6)])
+    assert pooled[0] < 0.4 and pooled[1] > 0.6
+
+
+def test_interval_needs_two_runs_in_every_cell():
+    runs = _runs({("monitor", "planner"): [0.2, 0.6], ("monitor", "operator"): [0.4]})
+    row = aggregate(runs, ("agent",))[0]
+    assert row["J_ci"] is None and display_ci("J", None) == "n/a"
+    varied = aggregate(_runs({("monitor", "planner"): [0.2, 0.6, 0.4, 0.9]}), ("agent",))[0]
+    lo, hi = varied["J_ci"]
+    assert lo < varied["J"] < hi
