@@ -511,8 +511,9 @@ def _add_report(sub) -> None:
     p.add_argument("--out", help="report folder (default: DIR/report for one DIR, else ./report)")
     p.add_argument("--reported", action="store_true",
                    help="add reference rows: model figures published in the paper, labelled as reported (not re-run)")
-    p.add_argument("--episodes", choices=("all", "first", "none"), default="all",
-                   help="episode pages to draw: every run, the first seed of each agent × scenario × persona, or none")
+    p.add_argument("--episodes", choices=("auto", "all", "first", "none"), default="auto",
+                   help="episode pages to draw (about half a second each): every run; the first seed of each "
+                        "agent × scenario × persona; none; auto = all up to 100 runs, else first")
     p.add_argument("--formats", default="png,svg", help="plot formats, comma-separated from png, svg")
     p.set_defaults(func=_report)
 

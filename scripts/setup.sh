@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install the project with the given extras (default: test).
-# Torch comes first as the pinned CPU wheel: an unpinned torch would pull a multi-GB CUDA build.
+# Torch comes first, pinned: where the package index serves a CPU-only wheel of it (ours does) that
+# is small; PyPI's Linux wheels bundle CUDA (several GB) - install a CPU wheel before running this
+# to avoid them (see the README). An unpinned torch could pull a newer, larger build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-test}"

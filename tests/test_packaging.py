@@ -13,9 +13,22 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out), str(ROOT)], check=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v",
+                           "-w", str(out), str(ROOT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    BUILD_LOG.append(proc.stdout + proc.stderr)
     return next(out.glob("proactivity_gym-*.whl"))
+
+
+BUILD_LOG: list[str] = []
+
+
+def test_building_prints_no_warning_of_our_making(wheel):
+    log = BUILD_LOG[0]
+    assert "Building wheel" in log or "Created wheel" in log
+    for warning in ("SetuptoolsDeprecationWarning", "BuildBackendWarning", "License classifiers are deprecated",
+                    "project.license` as a TOML table is deprecated"):
+        assert warning not in log
 
 
 def test_wheel_maps_folders_under_the_package(wheel):

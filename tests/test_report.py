@@ -4,6 +4,8 @@ confidence intervals are stratified and honest about small samples."""
 import csv
 import json
 import re
+import shutil
+import subprocess
 
 import gymnasium as gym
 import numpy as np
@@ -156,3 +158,16 @@ def test_interval_needs_two_runs_in_every_cell():
     varied = aggregate(_runs({("monitor", "planner"): [0.2, 0.6, 0.4, 0.9]}), ("agent",))[0]
     lo, hi = varied["J_ci"]
     assert lo < varied["J"] < hi
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (apt-get install -y chromium)")
+def test_report_page_opens_in_headless_chromium_without_console_messages(two_folders, tmp_path):
+    out = tmp_path / "report"
+    assert cli.main(["report", str(two_folders / "a"), "--out", str(out), "--reported"]) == 0
+    pages = [out / "index.html", next((out / "episodes").rglob("*.html"))]
+    for page in pages:
+        proc = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                               "--v=0", "--window-size=1400,1200", f"--screenshot={tmp_path / 'shot.png'}",
+                               page.as_uri()], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and (tmp_path / "shot.png").stat().st_size > 10000
+        assert ":CONSOLE" not in proc.stderr, proc.stderr

@@ -25,6 +25,9 @@ from .page import page
 from .plots import bar_plot, radar_plot, scenario_plot
 
 
+AUTO_ALL = 100  # --episodes auto draws every run up to this many, else the first seed of each cell
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -48,7 +51,7 @@ def _draw(job: tuple[Path, Path, str]) -> str | None:
 def _select(runs: list[Run], episodes: str) -> list[Run]:
     if episodes == "none":
         return []
-    if episodes == "all":
+    if episodes == "all" or (episodes == "auto" and len(runs) <= AUTO_ALL):
         return runs
     first: dict[tuple, Run] = {}
     for run in sorted(runs, key=lambda r: r.seed):
@@ -129,7 +132,8 @@ def _runs_section(runs: list[Run], drawn: set[Path], out: Path) -> str:
         for r in mine:
             rel = episode_path(r)
             name = f"{r.scenario} · {r.persona} · seed {r.seed}"
-            link = f"<a href='{rel.as_posix()}'>{html.escape(name)}</a>" if rel in drawn else html.escape(name)
+            link = (f"<a href='{rel.as_posix()}'>{html.escape(name)}</a>" if rel in drawn
+                    else f"{html.escape(name)} <span class='meta'>(proactivity-gym show PATH)</span>")
             rows.append(f"<tr><td>{link}</td>" + "".join(f"<td>{display(m, r.scores[m])}</td>" for m in METRICS)
                         + f"<td class='text'>{html.escape(os.path.relpath(r.path, out))}</td></tr>")
         heads = "<th class='text'>run</th>" + "".join(f"<th>{html.escape(header(m))}</th>" for m in METRICS)
@@ -138,7 +142,7 @@ def _runs_section(runs: list[Run], drawn: set[Path], out: Path) -> str:
     return "".join(parts)
 
 
-def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: str = "all",
+def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: str = "auto",
                  formats: tuple[str, ...] | list[str] = ("png", "svg"), workers: int | None = None) -> str:
     """Write the report for the runs in ``dirs`` into ``out``; returns a one-paragraph summary."""
     from .reported import REPORTED
@@ -167,7 +171,8 @@ def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: 
         "<h2>By scenario</h2>", _html_table(board.by_scenario, ("scenario", "agent")),
         "<h2>By metric</h2><p class='meta'>Each metric overall (95% CI) and per scenario.</p>",
         *(_metric_table(board, m) for m in METRICS),
-        "<h2>Runs</h2><p class='meta'>Each run links to its episode view (the timeline of `proactivity-gym show`).</p>",
+        "<h2>Runs</h2><p class='meta'>Each run links to its episode view (the picture `proactivity-gym show` draws); "
+        "runs without a page (see --episodes) can be drawn with <code>proactivity-gym show TRAJECTORY</code>.</p>",
         _runs_section(runs, drawn, out),
     ]
     (out / "index.html").write_text(page("Proactivity-Gym report", "\n".join(body)), encoding="utf-8")
