@@ -494,10 +494,39 @@ def _train(args) -> int:
     parsed = vars(_train_parser(known.algo if known.algo in TRAINERS else None).parse_args(args.rest))
     algo = parsed.pop("algo")
     module = _trainer(algo)
-    path = module.train(module.Args(**parsed))
+    train_args = module.Args(**parsed)
+    _check_training_args(train_args)
+    path = module.train(train_args)
     print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
           f"evaluate with: {PROG} eval --agents sb3:{path}")
     return 0
+
+
+def _check_training_args(args) -> None:
+    """What would otherwise fail only once training has started, as one line now."""
+    import gymnasium as gym
+
+    import proactive_env  # noqa: F401  (registers the ids)
+
+    try:
+        gym.spec(args.env)
+    except gym.error.Error as exc:
+        raise UsageError(f"--env {args.env}: {exc}") from None
+    if args.env_kwargs:
+        try:
+            kwargs = json.loads(args.env_kwargs)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--env-kwargs: expected a JSON object, e.g. '{{\"exclude\": \"monitor\"}}': {exc}") from None
+        if not isinstance(kwargs, dict):
+            raise UsageError(f"--env-kwargs: expected a JSON object, got {args.env_kwargs!r}")
+    names = [scenario_ref(s)[0] for s in args.eval_scenarios.split(",") if s.strip()]
+    unknown = [n for n in names if n not in shipped_names()]
+    if not names or unknown:
+        raise UsageError(f"--eval-scenarios: expected shipped scenario names, got {args.eval_scenarios!r}")
+    args.eval_scenarios = ",".join(names)  # gym ids given as their scenario names
+    for name in ("timesteps", "eval_freq", "eval_episodes", "n_envs", "checkpoint_freq"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
 
 
 # ---------------------------------------------------------------------------------- report / show

@@ -114,8 +114,9 @@ def episode_page(trajectory: dict, png: bytes, back: str | None = None) -> str:
     nav = f"<p><a href='{html.escape(back)}'>← report</a></p>" if back else ""
     head = (f"{nav}<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(scenario.description.strip())}</p>"
             f"<table class='scores'><tr>{score_cells}</tr><tr>{score_values}</tr></table>"
-            f"<p class='meta'>TA and TR-D on screen in %; data files hold fractions. Agent settings: "
-            f"{html.escape(json.dumps(trajectory.get('agent_settings', {})))}</p>")
+            f"<p class='meta'>TA, TR-D and continuation on screen in %; data files hold fractions."
+            + (f" Agent settings: {html.escape(json.dumps(trajectory['agent_settings']))}"
+               if trajectory.get("agent_settings") else "") + "</p>")
     return page(title, head + body)
 
 

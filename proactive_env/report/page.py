@@ -14,7 +14,7 @@ tr.reported td { background: #fff8e5; font-style: italic; }
 td.text, th.text { text-align: left; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 .meta { color: #555; font-size: 13px; } .plots img { max-width: 48%; vertical-align: top; }
-table.log td { text-align: left; font-size: 12.5px; } table.log tr.trust td { color: #555; }
+table.log td, table.log th { text-align: left; font-size: 12.5px; } table.log tr.trust td { color: #555; }
 .split { display: grid; grid-template-columns: minmax(0, 2fr) minmax(320px, 1fr); gap: 18px; }
 aside .transcript { max-height: 92vh; overflow: auto; position: sticky; top: 8px; }
 .turn { border-left: 4px solid #ccc; margin: 0 0 10px; padding: 4px 8px; background: #fafafa; }
