@@ -81,6 +81,19 @@ def _table(title: str, rows: list[dict], keys: tuple[str, ...]):
 
 
 def _eval(args) -> int:
+    if getattr(args, "ray", None) is None:
+        return _eval_here(args)
+    try:  # --ray: each run is a Ray task on a local Ray (started and stopped here) or a cluster
+        from .ray_eval import ray_session
+    except ImportError as exc:
+        print(f"error: --ray needs the rllib extra ({exc.name} is missing): pip install 'proactivity-gym[rllib]'",
+              file=sys.stderr)
+        return 2
+    with ray_session(args.ray, args.concurrency if args.concurrency > 1 else None) as cpus:
+        return _eval_here(args, ray_cpus=cpus)
+
+
+def _eval_here(args, ray_cpus: int = 0) -> int:
     try:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -124,8 +137,9 @@ def _eval(args) -> int:
 
         previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
         try:
-            records = evaluate(keys, out, agent_of, on_run=step, concurrency=args.concurrency,
-                               text_options=text_options)
+            player = _ray_player(llm_options, text_options) if ray_cpus else None
+            records = evaluate(keys, out, agent_of, on_run=step, concurrency=ray_cpus or args.concurrency,
+                               text_options=text_options, player=player)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
@@ -142,6 +156,13 @@ def _eval(args) -> int:
         console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
     console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}")
     return 0
+
+
+def _ray_player(llm_options: dict, text_options: dict | None):
+    from .baselines import make_agent
+    from .ray_eval import agent_factory, ray_player
+
+    return ray_player(agent_factory(make_agent, llm_options), text_options)
 
 
 def _exit_on_signal(out: Path):
@@ -219,7 +240,7 @@ def _rescore(args) -> int:
     return 0
 
 
-TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
+TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib"}
 
 
 def _train(args, rest: list[str]) -> int:
@@ -228,14 +249,16 @@ def _train(args, rest: list[str]) -> int:
     try:
         module = importlib.import_module(f"proactive_env.baselines.{TRAINERS[args.algo]}")
     except ImportError as exc:
-        print(f"error: training needs the rl extra ({exc.name} is missing): pip install 'proactivity-gym[rl]'",
+        extra = "rllib" if args.algo.startswith("rllib") else "rl"
+        print(f"error: training needs the {extra} extra ({exc.name} is missing): pip install 'proactivity-gym[{extra}]'",
               file=sys.stderr)
         return 2
     from .baselines.training import parse_args
 
     path = module.train(parse_args(module.Args, rest))
+    prefix = "rllib" if args.algo.startswith("rllib") else "sb3"
     print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
-          f"evaluate with: proactivity-gym eval --agents sb3:{path}")
+          f"evaluate with: proactivity-gym eval --agents {prefix}:{path}")
     return 0
 
 
@@ -274,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--out", default="results")
     p.add_argument("--concurrency", type=int, default=1, help="runs played at once (threads)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="play each run as a Ray task: on a running cluster at ADDRESS, or (no ADDRESS) on a "
+                        "local Ray of --concurrency CPUs (default: all cores) started and stopped here")
     llm = p.add_argument_group("LLM agents (openai:MODEL) and the user-reply rephraser")
     llm.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
                                         "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
