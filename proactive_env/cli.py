@@ -240,6 +240,34 @@ def _rescore(args) -> int:
     return 0
 
 
+def _dataset(args) -> int:
+    if args.data_path:
+        os.environ["MINARI_DATASETS_PATH"] = str(Path(args.data_path).resolve())
+    try:
+        import minari  # noqa: F401
+    except ImportError as exc:
+        print(f"error: datasets need the minari extra ({exc.name} is missing): pip install 'proactivity-gym[minari]'",
+              file=sys.stderr)
+        return 2
+    from .baselines import make_agent
+    from .dataset import parse_seeds, write_dataset
+    from .evaluate import resolve
+
+    try:
+        scenarios, personas = resolve(args.scenarios, args.personas)
+        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+        for agent in agents:
+            make_agent(agent)
+        dataset = write_dataset(args.out, agents, scenarios, personas, parse_seeds(args.seeds), make_agent,
+                                args.allow_test_seeds)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"dataset {args.out}: {dataset.total_episodes} episodes, {dataset.total_steps} steps in "
+          f"{os.environ.get('MINARI_DATASETS_PATH', '~/.minari/datasets')}; read with minari.load_dataset({args.out!r})")
+    return 0
+
+
 TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib"}
 
 
@@ -313,6 +341,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="reword the simulated user's replies with this model (never changes a decision)")
     llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
     p.set_defaults(func=_eval)
+
+    p = sub.add_parser("dataset", help="record agents' episodes as a local Minari dataset (observations, actions, "
+                                       "rewards, masks; 3T scores per episode)")
+    p.add_argument("--agents", default="oracle")
+    p.add_argument("--scenarios", default="all")
+    p.add_argument("--personas", default="all")
+    p.add_argument("--seeds", default="0-9", help="e.g. 0-99 or 0,3,7 (training seeds, < 1000)")
+    p.add_argument("--out", required=True, metavar="NAME", help="the dataset id, e.g. proactivity/oracle-v0")
+    p.add_argument("--data-path", help="where datasets live (default: $MINARI_DATASETS_PATH or ~/.minari/datasets)")
+    p.add_argument("--allow-test-seeds", action="store_true", help="also record seeds >= 1000 (the test split)")
+    p.set_defaults(func=_dataset)
 
     p = sub.add_parser("rescore", help="re-score saved trajectories with other judges, without re-running episodes")
     p.add_argument("dir", help="an eval output folder (with trajectories/)")
