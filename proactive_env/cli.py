@@ -268,7 +268,8 @@ def _dataset(args) -> int:
     return 0
 
 
-TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib"}
+TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib",
+            "bc": "bc"}
 
 
 def _train(args, rest: list[str]) -> int:
@@ -277,14 +278,14 @@ def _train(args, rest: list[str]) -> int:
     try:
         module = importlib.import_module(f"proactive_env.baselines.{TRAINERS[args.algo]}")
     except ImportError as exc:
-        extra = "rllib" if args.algo.startswith("rllib") else "rl"
+        extra = {"rllib-ppo": "rllib", "bc": "minari"}.get(args.algo, "rl")
         print(f"error: training needs the {extra} extra ({exc.name} is missing): pip install 'proactivity-gym[{extra}]'",
               file=sys.stderr)
         return 2
     from .baselines.training import parse_args
 
     path = module.train(parse_args(module.Args, rest))
-    prefix = "rllib" if args.algo.startswith("rllib") else "sb3"
+    prefix = {"rllib-ppo": "rllib", "bc": "bc"}.get(args.algo, "sb3")
     print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
           f"evaluate with: proactivity-gym eval --agents {prefix}:{path}")
     return 0
@@ -313,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_run)
 
-    p = sub.add_parser("train", help="train an SB3 / sb3-contrib agent (further --options: see the trainer's Args)")
+    p = sub.add_parser("train", help="train an SB3 / sb3-contrib, RLlib (rllib-ppo) or behaviour-cloning (bc) agent "
+                                     "(further --options: see the trainer's Args)")
     p.add_argument("--algo", required=True, choices=sorted(TRAINERS))
     p.set_defaults(func=_train, passthrough=True)
 

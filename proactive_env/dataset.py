@@ -70,7 +70,7 @@ def write_dataset(dataset_id: str, agents: list[str], scenarios: list[str], pers
                     buffers.append(buffer)
                     metadata.append(meta)
                 if dataset is None:
-                    with warnings.catch_warnings():  # Minari asks for an author, an email and a code link; a local dataset has none
+                    with warnings.catch_warnings():  # Minari asks for author, email, code link
                         warnings.filterwarnings("ignore", message="`(author|code_permalink)")
                         dataset = minari.create_dataset_from_buffers(
                             dataset_id, buffers, env=env, eval_env=SUITE_ID, algorithm_name=",".join(agents),
