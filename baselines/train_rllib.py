@@ -33,6 +33,9 @@ class Args(CommonArgs):
     """RLlib PPO (new API stack) with action masking; any gym id of the package or proactivity_multi_v0."""
 
     out: str = "runs/rllib"
+    """output folder: policy/, best_policy/, checkpoint/, checkpoints/, agent.json, eval.csv, learning_curve.png, tb/"""
+    n_envs: int = 1
+    """envs per env runner (stepped as one vector in that process)"""
     num_env_runners: int = 0
     """env-runner actors sampling in parallel (0: sample in the driver process)"""
     ray_address: str = ""
@@ -62,7 +65,7 @@ def build_config(args: Args):
     config = (
         PPOConfig()
         .environment(args.env, env_config=json.loads(args.env_kwargs) if args.env_kwargs else {})
-        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1)
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.n_envs)
         .learners(num_learners=0)
         .training(train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
                   num_epochs=args.num_epochs, lr=args.learning_rate, gamma=args.gamma, lambda_=args.gae_lambda,
@@ -103,8 +106,18 @@ def train(args: Args) -> Path:
         module_id = SHARED_POLICY if args.env == "proactivity_multi_v0" else "default_policy"
         scenarios = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
         writer, rows, best = SummaryWriter(str(out / "tb")), [], float("-inf")
-        steps, next_eval, next_checkpoint = 0, args.eval_freq, args.checkpoint_freq
-        while steps < args.timesteps:
+        steps, next_eval, next_checkpoint = 0, 0, args.checkpoint_freq
+        while True:
+            if steps >= next_eval or steps >= args.timesteps:  # at step 0, every eval_freq steps, at the end
+                module = algo.get_module(module_id)
+                rows.append(_evaluate(RLlibAgent(module), scenarios, args, steps, writer))
+                _write_csv(rows, out / "eval.csv")
+                if rows[-1]["overall/J"] > best:
+                    best = rows[-1]["overall/J"]
+                    module.save_to_path(str(out / "best_policy"))
+                next_eval = steps + args.eval_freq
+            if steps >= args.timesteps:
+                break
             result = algo.train()
             steps = _env_steps(result)
             _log_training(writer, result, steps)
@@ -113,15 +126,6 @@ def train(args: Args) -> Path:
             if steps >= next_checkpoint:
                 algo.save_to_path(str(out / "checkpoints" / f"step_{steps}"))
                 next_checkpoint += args.checkpoint_freq
-            if steps >= next_eval or steps >= args.timesteps:
-                module = algo.get_module(module_id)
-                row = _evaluate(RLlibAgent(module), scenarios, args, steps, writer)
-                rows.append(row)
-                _write_csv(rows, out / "eval.csv")
-                if row["overall/J"] > best:
-                    best = row["overall/J"]
-                    module.save_to_path(str(out / "best_policy"))
-                next_eval += args.eval_freq
         algo.save_to_path(str(out / "checkpoint"))
         algo.get_module(module_id).save_to_path(str(out / "policy"))
         writer.close()

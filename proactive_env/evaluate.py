@@ -3,7 +3,7 @@
 Layout of an output folder::
 
     DIR/trajectories/<agent>/<scenario>-<persona>-s<seed>.json   one per finished run
-    DIR/results.json                                              rows agent × scenario × persona
+    DIR/results.json                                              rows agent × scenario × persona, with units
 
 A run is finished when its trajectory file exists (written atomically); a restarted evaluation
 skips those and runs only what is missing, then rebuilds ``results.json`` from every trajectory.
@@ -24,7 +24,7 @@ import gymnasium as gym
 
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
-from .scoring import aggregate, load_trajectory, write_json_atomic
+from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 
 
@@ -103,7 +103,7 @@ def write_results(records: list[dict], out: Path) -> list[dict]:
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
         row["suite_version"] = SUITE_VERSION
-    write_json_atomic(out / "results.json", rows)
+    write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
     return rows
 
 

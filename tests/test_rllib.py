@@ -23,7 +23,7 @@ from proactive_env.spec import PERSONAS  # noqa: E402
 from proactive_env.wrappers import MaskedDictObservation  # noqa: E402
 
 SMALL = ["--train-batch-size", "200", "--minibatch-size", "100", "--num-epochs", "2", "--timesteps", "400",
-         "--eval-freq", "200", "--eval-episodes", "1", "--checkpoint-freq", "400", "--progress-bar", "0"]
+         "--eval-freq", "200", "--eval-episodes", "1", "--checkpoint-freq", "400", "--no-progress-bar"]
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_two_ppo_iterations_on_monitor_then_rllib_agent(tmp_path, capsys):
     assert main(["train", "--algo", "rllib-ppo", "--env", "Proactivity-Monitor-v0", "--out", str(out), *SMALL]) == 0
     assert f"rllib:{out / 'policy'}" in capsys.readouterr().out
     rows = list(csv.DictReader(open(out / "eval.csv")))
-    assert [int(r["timesteps"]) for r in rows] == [200, 400]  # two iterations, each scored
+    assert [int(r["timesteps"]) for r in rows] == [0, 200, 400]  # before training, then two iterations
     assert {"overall/J", "reviewer/TA", "operator/TR_D"} <= set(rows[0])
     assert (out / "learning_curve.png").stat().st_size > 0
     assert any((out / "tb").iterdir())
@@ -126,7 +126,7 @@ def test_multi_agent_env_trains_one_shared_policy(tmp_path):
                  "--out", str(out), *SMALL]) == 0
     modules = out / "checkpoint" / "learner_group" / "learner" / "rl_module"
     assert sorted(p.name for p in modules.iterdir() if p.is_dir()) == ["shared_policy"]
-    assert len(list(csv.DictReader(open(out / "eval.csv")))) == 2
+    assert len(list(csv.DictReader(open(out / "eval.csv")))) == 3
     _plays_validly(f"rllib:{out / 'policy'}")
 
 
