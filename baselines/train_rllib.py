@@ -95,7 +95,7 @@ def train(args: Args) -> Path:
     from torch.utils.tensorboard import SummaryWriter
 
     from .learned import RLlibAgent
-    from .rllib_env import register_rllib_envs
+    from .rllib_env import MULTI_AGENT_ID, register_rllib_envs
 
     out = Path(args.out).resolve()
     save_config(args, ALGO, "masked-dict")
@@ -103,7 +103,7 @@ def train(args: Args) -> Path:
     try:
         register_rllib_envs()
         algo = build_config(args).build_algo()
-        module_id = SHARED_POLICY if args.env == "proactivity_multi_v0" else "default_policy"
+        module_id = SHARED_POLICY if args.env == MULTI_AGENT_ID else "default_policy"
         scenarios = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
         writer, rows, best = SummaryWriter(str(out / "tb")), [], float("-inf")
         steps, next_eval, next_checkpoint = 0, 0, args.checkpoint_freq

@@ -4,7 +4,8 @@
 # them (and the policy-follower and oracle) evaluated on test seeds of all ten scenarios.
 #   bash scripts/offline_baselines.sh                        # as in the README
 #   HELD_OUT=monitor TRAIN_SEEDS=0-49 PPO_STEPS=550000 OUT=runs/offline bash scripts/offline_baselines.sh
-# Finished steps are kept (the dataset, each model, each evaluated run): the same command resumes.
+# PPO_STEPS=0 leaves MaskablePPO out. Finished steps are kept (the dataset, each model, each
+# evaluated run): the same command resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-runs/offline}"
@@ -21,32 +22,47 @@ if ! python -c "import minari, sys; sys.exit('$dataset' not in minari.list_local
   proactivity-gym dataset --agents oracle --scenarios "$train_scenarios" --seeds "$train_seeds" --out "$dataset"
 fi
 [ -f "$out/bc/bc.pt" ] || proactivity-gym train --algo bc --dataset "$dataset" --out "$out/bc"
-[ -f "$out/mppo/model.zip" ] || proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 \
-  --env-kwargs "{\"exclude\": \"$held_out\"}" --eval-scenarios "$held_out" --timesteps "$ppo_steps" \
-  --eval-freq 50000 --eval-episodes 2 --progress-bar 0 --out "$out/mppo"
-proactivity-gym eval --agents "bc:$out/bc/bc.pt,sb3:$out/mppo/model.zip,policy-follower,oracle" \
-  --scenarios all --seed 1000 --seeds 3 --out "$out/eval" > "$out/eval.log"
+agents="bc:$out/bc/bc.pt"
+if [ "$ppo_steps" -gt 0 ]; then
+  [ -f "$out/mppo/model.zip" ] || proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 \
+    --env-kwargs "{\"exclude\": \"$held_out\"}" --eval-scenarios "$held_out" --timesteps "$ppo_steps" \
+    --eval-freq 50000 --eval-episodes 2 --no-progress-bar --out "$out/mppo"
+  agents="$agents,sb3:$out/mppo/model.zip"
+fi
+proactivity-gym eval --agents "$agents,policy-follower,oracle" --scenarios all --seed 1000 --seeds 3 \
+  --out "$out/eval" > "$out/eval.log"
 python - "$out" "$held_out" <<'PY'
 import json, sys
 from collections import defaultdict
+
+from proactive_env.scoring.results import load_results
+
 out, held_out = sys.argv[1], sys.argv[2]
-rows = json.load(open(f"{out}/eval/results.json"))
-by = defaultdict(list)
-for r in rows:
-    by[(r["scenario"], r["agent"].split(":")[0])].append(r)
-mean = lambda rs, k: sum(r[k] * r["runs"] for r in rs) / sum(r["runs"] for r in rs)
+by = defaultdict(list)  # (scenario, agent kind) -> rows of results.json (scores as fractions, TC 0-100)
+for row in load_results(f"{out}/eval/results.json")["rows"]:
+    by[(row["scenario"], row["agent"].split(":")[0])].append(row)
+agents = [a for a in ("bc", "sb3", "policy-follower", "oracle") if any(k == a for _, k in by)]
+label = {"bc": "BC", "sb3": "MaskablePPO", "policy-follower": "policy-follower", "oracle": "oracle"}
+
+
+def mean(scenarios, agent, metric):
+    rows = [r for s in scenarios for r in by[(s, agent)]]
+    return sum(r[metric] * r["runs"] for r in rows) / sum(r["runs"] for r in rows)
+
+
 bc = json.load(open(f"{out}/bc/bc.json"))
-print(f"BC: {bc['episodes']} oracle episodes, {bc['steps']} steps; final action accuracy "
-      f"{bc['history'][-1]['train_accuracy']:.3f} (held-out episodes {bc['history'][-1]['validation_accuracy']:.3f})")
-print("| scenario | BC J | BC TA % | BC TR-D % | MaskablePPO J | policy-follower J | oracle J |")
-print("|---|---|---|---|---|---|---|")
-scenarios = sorted({s for s, _ in by}, key=lambda s: (s != held_out, -mean(by[(s, "bc")], "J")))
+last = bc["history"][-1]
+print(f"BC: {bc['episodes']} oracle episodes, {bc['steps']} steps, {len(bc['history'])} epochs; action accuracy "
+      f"{last['train_accuracy']:.3f} on training episodes, {last['validation_accuracy']:.3f} on held-out episodes")
+scenarios = sorted({s for s, _ in by}, key=lambda s: (s != held_out, -mean([s], "bc", "J")))
+print("| scenario | BC J | BC TA % | BC TR-D % | " + " | ".join(f"{label[a]} J" for a in agents[1:]) + " |")
+print("|---" * (4 + len(agents) - 1) + "|")
 for s in scenarios:
     name = f"**{s} (held out)**" if s == held_out else s
-    print(f"| {name} | {mean(by[(s, 'bc')], 'J'):.3f} | {mean(by[(s, 'bc')], 'TA'):.1f} | {mean(by[(s, 'bc')], 'TR_D'):.1f} | "
-          f"{mean(by[(s, 'sb3')], 'J'):.3f} | {mean(by[(s, 'policy-follower')], 'J'):.3f} | {mean(by[(s, 'oracle')], 'J'):.3f} |")
-for agent in ("bc", "sb3", "policy-follower", "oracle"):
-    seen = [r for (s, a), rs in by.items() if a == agent and s != held_out for r in rs]
-    print(f"{agent}: mean J on the {len({s for s, _ in by}) - 1} training scenarios (test seeds) {mean(seen, 'J'):.3f}, "
-          f"on {held_out} {mean(by[(held_out, agent)], 'J'):.3f}")
+    print(f"| {name} | {mean([s], 'bc', 'J'):.3f} | {100 * mean([s], 'bc', 'TA'):.1f} | "
+          f"{100 * mean([s], 'bc', 'TR_D'):.1f} | " + " | ".join(f"{mean([s], a, 'J'):.3f}" for a in agents[1:]) + " |")
+seen = [s for s in scenarios if s != held_out]
+for a in agents:
+    print(f"{label[a]}: mean J {mean(seen, a, 'J'):.3f} on the {len(seen)} training scenarios (test seeds), "
+          f"{mean([held_out], a, 'J'):.3f} on {held_out}")
 PY
