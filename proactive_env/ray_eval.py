@@ -31,7 +31,7 @@ def ray_session(address: str | None, num_cpus: int | None = None) -> Iterator[in
 
     if address in (None, "", "local"):
         ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                 configure_logging=False)
+                 configure_logging=False, object_store_memory=256 * 2**20)  # trajectories are small
     else:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     try:
