@@ -109,10 +109,11 @@ def write_results(records: list[dict], out: Path) -> list[dict]:
 
 def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
              on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None, concurrency: int = 1,
-             text_options: dict | None = None) -> list[dict]:
+             text_options: dict | None = None, player: Callable[[RunKey], dict] | None = None) -> list[dict]:
     """Play every run not already on disk, ``concurrency`` at a time; returns the run records
     (finished ones included) in plan order. The first failure stops new runs from starting; the
-    runs under way finish and are kept, then the failure is raised."""
+    runs under way finish and are kept, then the failure is raised. ``player`` (key → trajectory)
+    plays a run elsewhere, e.g. as a Ray task (``ray_eval.ray_player``); files are written here."""
     if concurrency < 1:
         raise ValueError(f"concurrency: expected at least 1, got {concurrency}")
     out.mkdir(parents=True, exist_ok=True)
@@ -121,8 +122,11 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
         if key in records:
             on_run(key, True)
 
+    def play_here(key: RunKey) -> dict:
+        return play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
+
     def play_and_save(key: RunKey) -> dict:
-        trajectory = play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
+        trajectory = (player or play_here)(key)
         path = key.path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, trajectory)
