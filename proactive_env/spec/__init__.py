@@ -1,6 +1,7 @@
 """Scenario specification: typed models, YAML loading, semantic validation, JSON Schema."""
 
 from .expand import resource_use, user_busy, weekly_spans
+from . import variant
 from .loader import ScenarioError, json_schema, load_file, load_scenario, parse_scenario, shipped_names
 from .models import PERSONAS, RULES, Depth, Scenario, Task
 from .timeline import format_at, parse_at
@@ -12,5 +13,5 @@ SUITE_VERSION = "0.2.0"
 __all__ = [
     "SUITE_VERSION", "PERSONAS", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
     "format_at", "json_schema", "load_file", "load_scenario", "parse_at", "parse_scenario", "reachable_states",
-    "resource_use", "rules_of", "shipped_names", "trigger_minute", "user_busy", "weekly_spans",
+    "resource_use", "rules_of", "shipped_names", "trigger_minute", "user_busy", "variant", "weekly_spans",
 ]

@@ -118,6 +118,7 @@ class Replies(Spec):
     unrecognised: str = "I'm not sure what you want me to approve — tell me exactly what you'd do."
     incomplete: str = "I can't approve part of this; tell me everything you intend to do."
     unavailable: str = "(no reply yet: {name} is not available)"
+    revoked: str = "Please check with me before you do anything like that again."
 
 
 class User(Spec):

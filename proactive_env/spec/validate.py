@@ -312,9 +312,14 @@ def _ta_decisions(s: Scenario) -> Iterator[Problem]:
         for field, task in (("urgent", urgent), ("competing", competing)):
             if task.noop:
                 yield f"{path}.{field}", "expected a task with work to do (not a NOOP task)"
-            if task.trigger.type != "event" or task.trigger.event in {e.id for e in s.events}:
-                if trigger_minute(s, task) > d.start:
-                    yield f"{path}.{field}", f"expected {task.id!r} to be triggered by the window's start ({format_at(d.start)})"
+            if task.trigger.type == "event" and task.trigger.event not in {e.id for e in s.events}:
+                continue  # reported as a dangling reference
+            when = trigger_minute(s, task)
+            if field == "urgent" and when != d.start:
+                yield (f"{path}.start", f"expected the window to open when the urgent task {task.id!r} is "
+                                        f"triggered ({format_at(when)})")
+            elif field == "competing" and when >= d.end:
+                yield f"{path}.competing", f"expected {task.id!r} to be triggered before the window ends ({format_at(d.end)})"
         if urgent.deadline > d.end:
             yield f"{path}.urgent", f"expected the urgent task's deadline inside the window (by {format_at(d.end)})"
         if competing.deadline <= d.end:
