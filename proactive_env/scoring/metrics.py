@@ -285,7 +285,7 @@ class RunScorer:
             elif task.spec.id == d.spec.competing:
                 if start < d.spec.end and end > d.spec.start:
                     d.competed = True
-                elif e.get("allocated") and start >= d.spec.end and end <= task.spec.deadline:
+                elif e.get("allocated") and start >= d.spec.end and end < task.spec.deadline:
                     d.later, d.continuation = True, 1.0
 
     def _defer(self, task: _Task, e: dict) -> None:
@@ -305,7 +305,7 @@ class RunScorer:
         work = task.spec.work
         duration = work.minutes * max(1, work.units - task.units_done)
         end = start + duration
-        return end <= task.spec.deadline and (work.resource is None or
+        return end < task.spec.deadline and (work.resource is None or
                                               self.schedule.resource_free(work.resource, start, end))
 
     def _close_windows(self, t: float) -> bool:

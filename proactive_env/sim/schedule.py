@@ -84,7 +84,7 @@ class Schedule:
         """Earliest time ≥ ``after`` (on the search grid) when the user is reachable and
         ``free(start, start + duration)`` holds, finishing by ``deadline``."""
         t = after
-        while t + duration <= deadline:
+        while t + duration < deadline:
             if self.available(t) and free(t, t + duration):
                 return t
             t += SEARCH_STEP
@@ -97,7 +97,7 @@ class Schedule:
         Returns (start, in_sleep_time)."""
         fallback = None
         t = after
-        while t + duration <= deadline:
+        while t + duration < deadline:
             if free(t, t + duration):
                 if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):
                     return t, True

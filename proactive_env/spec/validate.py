@@ -334,7 +334,7 @@ def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
     duration = task.work.units * task.work.minutes
     busy = resource_use(s, task.work.resource) if task.work.resource else []
     t = after
-    while t + duration <= task.deadline:
+    while t + duration < task.deadline:
         if not any(a < t + duration and b > t for a, b in busy):
             return t
         t += 15
