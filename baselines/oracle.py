@@ -93,9 +93,8 @@ class OracleAgent:
     def defer_until(self, t: TaskState) -> int | None:
         """Where the oracle defers work to: the next opportunity, after every window that holds it."""
         w = self.world
-        when = w.next_opportunity(t)
         ends = [d.end for d in w.scenario.ta_decisions if d.competing == t.spec.id and w.now < d.end]
-        return max([when, *ends]) if when is not None and ends else when
+        return w.next_opportunity(t, after=max(ends, default=None))
 
 
 class TextOracleAgent(OracleAgent):
@@ -118,14 +117,17 @@ class TextOracleAgent(OracleAgent):
             self.pending.extend(self._calls(*choice) if choice else [{"tool": "wait", "arguments": {}}])
         return json.dumps(self.pending.popleft())
 
+    def _reads(self, t: TaskState) -> list[dict]:
+        w = self.world
+        return [{"tool": "read_record", "arguments": {"record_id": r, "about": t.spec.id}}
+                for r in t.spec.evidence if r in w.store.visible and r not in t.read]
+
     def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
         spec, w = t.spec, self.world
         about = {"about": spec.id}
         text = "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
         if verb in (Verb.START, Verb.CONTINUE):
-            calls = [{"tool": "read_record", "arguments": {"record_id": r, **about}}
-                     for r in spec.evidence if r in w.store.visible and r not in t.read]
-            return calls + [{"tool": "write_note", "arguments": {"text": text, **about}}]
+            return [*self._reads(t), {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.DEFER:
             when = self.defer_until(t)
             until = {"until": format_at(when)} if when is not None else {}
@@ -133,8 +135,9 @@ class TextOracleAgent(OracleAgent):
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.ALLOCATE:
             start, _ = w.free_window(t)
-            return [{"tool": "allocate_resource", "arguments": {"what": spec.title, "resource": spec.work.resource,
-                                                                 "start": format_at(start), **about}}]
+            return [*self._reads(t), {"tool": "allocate_resource", "arguments": {
+                "what": spec.title, "resource": spec.work.resource, "start": format_at(start), **about}},
+                {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.PRESENT:
             if spec.action is not None and w.policy.rule(spec) == "approve":
                 return [{"tool": "request_approval", "arguments": {

@@ -18,7 +18,8 @@ from ..spec.meaning import mentions, normalise
 
 DIAGNOSTICS = ("correctness", "grounding", "completeness", "artifact_quality")
 COPY_SPAN = 8  # words: a run this long taken verbatim from a record is copying, not the agent's work
-MIN_OWN_WORDS = 5  # below this, the agent delivered no work of its own
+MIN_OWN_WORDS = 5  # below this, or below OWN_SHARE of what it delivered, the agent did no work of its own
+OWN_SHARE = 0.25
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|cannot|neither|nor)\b|n't\b|n’t\b", re.IGNORECASE)
 _STOP = {"the", "a", "an", "and", "or", "to", "of", "in", "on", "at", "for", "with", "is", "are", "was", "be",
          "it", "its", "this", "that", "will", "still", "has", "have", "had", "by", "as", "from", "so", "too",
@@ -39,6 +40,12 @@ class TaskWork:
     intervened: bool  # the user saw something about it
     evidence_read: int
     evidence_total: int
+
+    @property
+    def own(self) -> bool:
+        """Is there work of the agent's own in it (not just what it copied from the records)?"""
+        own = len(self.own_words.split())
+        return own >= MIN_OWN_WORDS and own >= OWN_SHARE * len(_words(self.artifact))
 
 
 class Judge(Protocol):
@@ -120,7 +127,7 @@ class RubricJudge:
             if not work.intervened:
                 supported = work.evidence_read / work.evidence_total if work.evidence_total else 1.0
             return dict.fromkeys(DIAGNOSTICS, supported)
-        if len(work.own_words.split()) < MIN_OWN_WORDS:
+        if not work.own:
             return dict.fromkeys(DIAGNOSTICS, 0.0)
         observed = set(work.observed)
         stated = [f for f in task.facts if states(work.own_words, f)]

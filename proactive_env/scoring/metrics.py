@@ -132,7 +132,7 @@ class RunScorer:
         self.scores: list[TaskScore] = []
         self.observed: set[str] = set()
         self.pool_reads: list[str] = []  # reads credited to no task yet
-        self.records_text = [" ".join([r.title, r.text, *(v.text for v in r.versions)]) for r in scenario.records]
+        self.records_text = [_source_text(r) for r in scenario.records]
         self.needless_reads: set[str] = set()
         self.privacy = 0.0
         self.ended = False
@@ -396,7 +396,7 @@ class RunScorer:
             return 0.0 if task.interventions else 1.0
         items = [min(1.0, task.units_done / spec.work.units)]
         if wanted >= Depth.SUGGEST:
-            delivered = task.executed or (task.delivered_at is not None and len(work.own_words.split()) >= 5)
+            delivered = task.executed or (task.delivered_at is not None and work.own)
             late = task.delivered_at is not None and spec.needed_by is not None and task.delivered_at > spec.needed_by
             items.append((0.5 if late else 1.0) if delivered else 0.0)
         return sum(items) / len(items)
@@ -408,7 +408,7 @@ class RunScorer:
             return None
         if spec.noop:
             return 0.0 if work.intervened else 1.0
-        if len(work.own_words.split()) < 5:
+        if not work.own:
             return 0.0
         met = sum(1 for f in c.must_include if states(work.own_words, f))
         met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
@@ -454,6 +454,15 @@ class RunScorer:
             "active_tasks": sum(1 for s in self.scores if s.depth_match is not None),
             "weights": self.weights.as_dict(),
         }
+
+
+def _source_text(record) -> str:
+    """Everything a record ever says (every version, its fields as a look-up shows them): the
+    text that work copied verbatim is measured against."""
+    parts = [record.title, record.text, json.dumps(record.fields, default=str, ensure_ascii=False)]
+    for v in record.versions:
+        parts += [v.title or "", v.text, json.dumps({**record.fields, **v.fields}, default=str, ensure_ascii=False)]
+    return "\n".join(parts)
 
 
 def tr_j_estimate(task: _Task) -> float:
