@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from .evaluate import play
 from .scoring import rescore
-from .sim import RULE_DEPTH
 from .spec import PERSONAS, load_scenario
 
 
@@ -62,7 +61,7 @@ def check_scenario(path: str, make_agent, seeds: int = 3, first_seed: int = 0) -
     every = [r for rs in runs.values() for r in rs]
     worst = max(abs(r["return"] - r["scores"]["J"]) for r in every)
     rules.append(Rule("rewards sum to J (1e-6) on every run", worst <= 1e-6, f"largest gap {worst:.1e}"))
-    drift = max(abs(rescore(r, scenario=scenario)[m] - r["scores"][m]) for r in every for m in ("TC", "TA", "TR_D", "J"))
+    drift = max(abs(rescore(r, base=scenario)[m] - r["scores"][m]) for r in every for m in ("TC", "TA", "TR_D", "J"))
     rules.append(Rule("re-scoring each saved log gives its live scores", drift == 0, f"largest difference {drift:.1e}"))
     rules.extend(_data_rules(scenario, runs))
     return rules
@@ -73,7 +72,7 @@ def _data_rules(scenario, runs) -> list[Rule]:
     n = len(scenario.ta_decisions)
     rules.append(Rule("≥ 3 TA decisions", n >= 3, f"{n}"))
     differ = sum(1 for t in scenario.tasks if not t.noop and
-                 len({RULE_DEPTH[scenario.personas[p].rules[t.category]] for p in PERSONAS}) > 1)
+                 len({scenario.personas[p].rules[t.category] for p in PERSONAS}) > 1)
     rules.append(Rule("personas' stated rules differ on ≥ 1/3 of tasks", 3 * differ >= len(scenario.tasks),
                       f"{differ}/{len(scenario.tasks)}"))
     kinds = {"latent": sum(t.latent for t in scenario.tasks), "conditional": sum(bool(t.requires) for t in scenario.tasks),

@@ -361,9 +361,10 @@ class RunScorer:
             return task.started
         if wanted == Depth.SUGGEST:
             return task.delivered_at is not None and not task.executed
-        if self.policy.rule(task.spec) == "approve" and self.policy.answers.get(task.spec.id) is None:
-            return task.requested  # asked; the user had not answered by the deadline
-        return task.executed_attempts > 0
+        if task.executed_attempts:  # the depth attempted counts, even if the call failed
+            return True
+        # asked, and the user had not answered by the deadline
+        return self.policy.rule(task.spec) == "approve" and task.spec.id not in self.policy.answers and task.requested
 
     def _delivered(self, task: _Task, wanted: Depth) -> bool:
         """Did the user get the work at the depth they need (PREPARE needs nothing shown)?"""
@@ -413,6 +414,11 @@ class RunScorer:
         met = sum(1 for f in c.must_include if states(work.own_words, f))
         met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
         return met / total
+
+    def work(self, task_id: str) -> TaskWork:
+        """What the run left for a task so far, as the judges read it."""
+        task = self.tasks[task_id]
+        return self._work_of(task, self.policy.wanted(task.spec, self.persona))
 
     # ------------------------------------------------------------------ results
     def summary(self) -> dict[str, float]:

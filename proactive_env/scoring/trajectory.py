@@ -60,9 +60,10 @@ def load_trajectory(path: str | Path) -> dict:
     return data
 
 
-def scenario_of(trajectory: dict, scenario: Scenario | None = None) -> Scenario:
-    """The exact scenario a run played: the shipped file (same version) with the run's variant."""
-    base = scenario or load_scenario(trajectory["scenario"])
+def scenario_of(trajectory: dict, base: Scenario | None = None) -> Scenario:
+    """The exact scenario a run played: ``base`` (default: the shipped file of that name, which
+    must be the version recorded) with the run's variant applied."""
+    base = base or load_scenario(trajectory["scenario"])
     if base.version != trajectory["scenario_version"]:
         raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
                          f"this package ships v{base.version}")
@@ -70,7 +71,7 @@ def scenario_of(trajectory: dict, scenario: Scenario | None = None) -> Scenario:
 
 
 def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
-            scenario: Scenario | None = None) -> dict:
-    """Scores of a saved run recomputed from its log (e.g. with other judges)."""
+            base: Scenario | None = None) -> dict:
+    """Scores of a saved run recomputed from its log and scenario alone (e.g. with other judges)."""
     w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
-    return score_log(scenario_of(trajectory, scenario), trajectory["persona"], trajectory["log"], w, judges)
+    return score_log(scenario_of(trajectory, base), trajectory["persona"], trajectory["log"], w, judges)

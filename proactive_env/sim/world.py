@@ -429,13 +429,13 @@ class World:
         return self.schedule.next_free_window(self.now, free, self.remaining_minutes(task), task.spec.deadline,
                                               idle_fallback=work.resource is not None)
 
-    def next_opportunity(self, task: TaskState) -> int | None:
+    def next_opportunity(self, task: TaskState, after: int | None = None) -> int | None:
         """The next feasible time to pick a postponed task up, from what the agent can see: at
-        least an hour ahead, the user reachable and the compute free for the rest of the work,
-        finishing before the deadline."""
+        least an hour ahead (and not before ``after``), the user reachable and the compute free
+        for the rest of the work, finishing before the deadline."""
         free = lambda start, end: self.resource_free(task.spec.work.resource, start, end)  # noqa: E731
-        return self.schedule.next_opportunity(self.now + FOLLOWUP_DELAY, free, self.remaining_minutes(task),
-                                              task.spec.deadline)
+        earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
+        return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
     def _launch(self, task: TaskState, start: int, minutes: int, units: int, allocated: bool) -> None:
         """Run ``units`` of the task's work for ``minutes`` from ``start`` (later if its

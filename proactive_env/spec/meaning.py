@@ -42,7 +42,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"\b(\d):(\d{2})\b", r"0\1:\2", t)
     for pattern, repl in _UNITS:
         t = re.sub(pattern, repl, t)
-    t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|%)\b", r"\1 \2", t)
+    t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|mg|ml|g|km|%)(?![\w])", r"\1 \2", t)
     t = re.sub(r"[~≈]", "", t)
     t = re.sub(r"[^\w:%.\- ]+", " ", t)
     t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)

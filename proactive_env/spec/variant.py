@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .models import Scenario
+from .validate import trigger_minute
 
 TEST_SEEDS = 1000  # seeds ≥ this are the test split
 STEP = 15
@@ -56,9 +57,12 @@ def apply(s: Scenario, variant: dict) -> Scenario:
     for rid, offset in offsets.items():
         rec = records.get(rid)
         if rec is not None and rec.appears is not None:
-            first_version = min((v.at for v in rec.versions), default=s.end_minute)
-            at = min(_moved(s, rec.appears, offset, []), first_version - 1)
-            records[rid] = rec.model_copy(update={"appears": max(0, at)})
+            # never after its first version, nor after a task that needs it is triggered
+            latest = min([v.at - 1 for v in rec.versions] + [trigger_minute(s, t) - s.variants.jitter
+                                                              for t in s.tasks if rid in t.evidence]
+                         + [s.end_minute])
+            at = _moved(s, rec.appears, offset, [])
+            records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
     by_id = {t.id: t for t in s.tasks}
     tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
     return s.model_copy(update={"events": events, "records": [records[r] for r in variant["records"]],
