@@ -140,7 +140,7 @@ class TextOracleAgent(OracleAgent):
                 {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.PRESENT:
             if spec.action is not None and w.policy.rule(spec) == "approve":
-                return [{"tool": "request_approval", "arguments": {
+                return [*self._reads(t), {"tool": "request_approval", "arguments": {
                     "message": text, "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
-            return [{"tool": "message_user", "arguments": {"text": text, **about}}]
-        return [{"tool": spec.action.tool, "arguments": {**spec.action.args, **about}}]
+            return [*self._reads(t), {"tool": "message_user", "arguments": {"text": text, **about}}]
+        return [*self._reads(t), {"tool": spec.action.tool, "arguments": {**spec.action.args, **about}}]

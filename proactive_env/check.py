@@ -79,8 +79,9 @@ def _data_rules(scenario, runs) -> list[Rule]:
              "noop": sum(t.noop for t in scenario.tasks)}
     rules.append(Rule("≥ 1 latent, ≥ 1 conditional, ≥ 1 NOOP task", all(kinds.values()),
                       ", ".join(f"{k} {v}" for k, v in kinds.items())))
-    conditional = {r.id for r in scenario.records if r.when is not None}
-    conditional_events = {e.id for e in scenario.events if e.when is not None}
+    # branches the agent opens (a missed deadline is the world's own doing, so not counted)
+    conditional = {r.id for r in scenario.records if r.when is not None and r.when.state != "missed"}
+    conditional_events = {e.id for e in scenario.events if e.when is not None and e.when.state != "missed"}
     loud = sorted({e.get("id") for r in runs["noop", "reviewer"] for e in r["log"]
                    if e["type"] in ("record", "event") and e.get("id") in conditional | conditional_events})
     rules.append(Rule("noop's world stays quiet (no conditional record or event fires)", not loud,

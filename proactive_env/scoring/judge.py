@@ -19,7 +19,7 @@ from ..spec.meaning import mentions, normalise
 DIAGNOSTICS = ("correctness", "grounding", "completeness", "artifact_quality")
 COPY_SPAN = 8  # words: a run this long taken verbatim from a record is copying, not the agent's work
 MIN_OWN_WORDS = 5  # below this, or below OWN_SHARE of what it delivered, the agent did no work of its own
-OWN_SHARE = 0.25
+OWN_SHARE = 0.5
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|cannot|neither|nor)\b|n't\b|n’t\b", re.IGNORECASE)
 _STOP = {"the", "a", "an", "and", "or", "to", "of", "in", "on", "at", "for", "with", "is", "are", "was", "be",
          "it", "its", "this", "that", "will", "still", "has", "have", "had", "by", "as", "from", "so", "too",
@@ -112,8 +112,8 @@ class RubricJudge:
     * completeness — share of reference facts the work covers;
     * artifact_quality — share of the task's work units done, if the work is the agent's own.
 
-    Work copied verbatim from the records is not the agent's: facts are looked for in its own
-    words only, and with almost none of those, all four are 0. For a NOOP task all four measure
+    Work mostly copied verbatim from the records (less than half of it the agent's own words) is
+    not the agent's work: all four are 0. Quoting a record inside one's own work is fine. For a NOOP task all four measure
     whether the abstention is supported: the share of the task's evidence read, if the user saw
     nothing; 0 if the agent intervened.
     """
@@ -130,7 +130,7 @@ class RubricJudge:
         if not work.own:
             return dict.fromkeys(DIAGNOSTICS, 0.0)
         observed = set(work.observed)
-        stated = [f for f in task.facts if states(work.own_words, f)]
+        stated = [f for f in task.facts if states(work.artifact, f)]
         forbidden = task.constraints.must_not_include
         avoided = sum(1 for c in forbidden if not claim_made(work.artifact, c.text))
         checks = len(task.facts) + len(forbidden)

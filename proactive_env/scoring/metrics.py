@@ -411,7 +411,7 @@ class RunScorer:
             return 0.0 if work.intervened else 1.0
         if not work.own:
             return 0.0
-        met = sum(1 for f in c.must_include if states(work.own_words, f))
+        met = sum(1 for f in c.must_include if states(work.artifact, f))
         met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
         return met / total
 

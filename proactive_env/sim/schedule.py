@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..spec import Scenario, resource_use, user_busy
 from ..spec.timeline import MINUTES_PER_DAY
 
-SEARCH_STEP = 30  # minutes between candidate times when looking for a free window
+SEARCH_STEP = 15  # minutes between candidate times when looking for a free window (on the quarter hours)
 FreeCheck = Callable[[int, int], bool]  # is the compute a piece of work needs free over [start, end)?
 
 
@@ -83,7 +83,7 @@ class Schedule:
     def next_opportunity(self, after: int, free: FreeCheck, duration: int, deadline: int) -> int | None:
         """Earliest time ≥ ``after`` (on the search grid) when the user is reachable and
         ``free(start, start + duration)`` holds, finishing by ``deadline``."""
-        t = after
+        t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
             if self.available(t) and free(t, t + duration):
                 return t
@@ -96,7 +96,7 @@ class Schedule:
         deadline, else (with ``idle_fallback``) the first window where ``free`` holds.
         Returns (start, in_sleep_time)."""
         fallback = None
-        t = after
+        t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
             if free(t, t + duration):
                 if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):

@@ -188,6 +188,9 @@ class TextTools:
         if tool.depth == "suggest":
             return self._tool_message_user({"text": f"{name}: {json.dumps(args, ensure_ascii=False)}",
                                             "about": args.get("about")})
+        if tool.touches == "write":  # a prepare tool that makes something: work on a matter
+            return self._tool_write_note({"text": f"{name}: {json.dumps(args, ensure_ascii=False)}",
+                                          "about": args.get("about")})
         return self._look_up(tool, args)
 
     # ------------------------------------------------------------------ reading and notes

@@ -316,14 +316,15 @@ class World:
         task.closed = True
         self.dirty.add(task.index)
         if task.active:
-            wanted = self.policy.wanted(task.spec, self.persona)
-            if not self._met(task, wanted):
+            if not self.reached_wanted(task):
                 self._reach(task, "missed")
-                if wanted >= Depth.SUGGEST:  # the user needed to see it, and did not
+                if self.policy.wanted(task.spec, self.persona) >= Depth.SUGGEST:  # the user needed to see it, and did not
                     self._react(task, aligned=False, over=False, cause="missed")
         self._record("task_closed", task=task.spec.id)
 
-    def _met(self, task: TaskState, wanted: Depth) -> bool:
+    def reached_wanted(self, task: TaskState) -> bool:
+        """Has the task reached the depth the user wants for it (as the user sees it now)?"""
+        wanted = self.policy.wanted(task.spec, self.persona)
         if wanted == Depth.EXECUTE:
             return task.executed
         if wanted == Depth.SUGGEST:
@@ -469,6 +470,8 @@ class World:
             return False
         task.running = task.allocated = False
         task.units_done = min(task.spec.work.units, task.units_done + units)
+        if task.units_done == task.spec.work.units:
+            self._reach(task, "done")
         self.dirty.add(task.index)
         self._say(f"Work finished ({task.units_done}/{task.spec.work.units}) on a matter you started.")
         self._record("work_done", task=task.spec.id, units_done=task.units_done)

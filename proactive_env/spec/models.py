@@ -159,7 +159,9 @@ class When(Spec):
     """A condition on the world: the task reached the state (``after`` minutes ago at least)."""
 
     task: Identifier
-    state: Literal["started", "presented", "approved", "executed", "deferred", "missed"]
+    state: Literal["started", "done", "presented", "approved", "executed", "deferred", "missed"] = Field(
+        description="started: work launched; done: all its work finished; presented, approved, executed; "
+                    "deferred; missed: its deadline passed without what the user wanted")
     after: int = Field(0, ge=0, le=7 * 24 * 60)
 
 

@@ -16,8 +16,9 @@ MAX_CATEGORIES = 8
 Problem = tuple[str, str]
 
 # States a task reaches under each rule when the agent does what the user wants.
-RULE_STATES = {"prepare": {"started"}, "suggest": {"started", "presented"},
-               "approve": {"started", "presented", "approved", "executed"}, "execute": {"started", "executed"}}
+RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "presented"},
+               "approve": {"started", "done", "presented", "approved", "executed"},
+               "execute": {"started", "done", "executed"}}
 
 
 def semantic_errors(s: Scenario) -> list[Problem]:
@@ -263,7 +264,7 @@ def _tasks(s: Scenario) -> Iterator[Problem]:
 def reachable_states(s: Scenario, task: Task, persona: str | None = None) -> set[str]:
     """States the expected behaviour of some persona (or of ``persona``) brings the task to."""
     if task.noop:
-        return {"started"}
+        return {"started", "done"}
     states: set[str] = set()
     for p in ([persona] if persona else PERSONAS):
         for rule in rules_of(s, p, task.category):

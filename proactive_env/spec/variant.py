@@ -27,8 +27,9 @@ def draw(s: Scenario, persona: str, rng: np.random.Generator) -> dict:
         for ev in s.events:
             if ev.when is None:
                 offsets[ev.id] = STEP * int(rng.integers(-jitter, jitter + 1))
+        revealed = {r for ev in s.events for r in ev.reveals}
         for rec in s.records:
-            if rec.when is None and rec.appears is not None:
+            if rec.when is None and rec.appears is not None and rec.id not in revealed:
                 offsets[rec.id] = STEP * int(rng.integers(-jitter, jitter + 1))
     rules = dict(s.personas[persona].rules)
     for category, options in sorted(s.variants.rules.get(persona, {}).items()):
