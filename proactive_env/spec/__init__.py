@@ -7,7 +7,7 @@ from .models import PERSONAS, RULES, Depth, Scenario, Task
 from .timeline import format_at, parse_at
 from .validate import MAX_CATEGORIES, MAX_TASKS, reachable_states, rules_of, trigger_minute
 
-# Version of the shipped scenario suite; results and trajectories record it.
+# Version of the shipped scenario suite; results and trajectories record it (docs/suite-changelog.md).
 SUITE_VERSION = "0.2.0"
 
 __all__ = [
