@@ -130,11 +130,13 @@ class World:
         s = self.scenario
         revealed = {r for ev in s.events for r in ev.reveals}
         for i, rec in enumerate(s.records):
-            if rec.when is not None:
+            if rec.id in revealed:
+                pass  # it appears with the event that reveals it (and only then)
+            elif rec.when is not None:
                 self._wait(rec.when, "record", i)
             elif rec.appears is not None:
                 self._queue.push(rec.appears, Q.RECORD, i)
-            elif rec.id not in revealed:
+            else:
                 self.store.show(rec.id)
             for v, version in enumerate(rec.versions, start=1):
                 self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))

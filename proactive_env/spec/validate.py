@@ -216,11 +216,12 @@ def _appears(s: Scenario, record: str) -> int | None:
     it (None: only on a branch, when its condition holds)."""
     rec = next(r for r in s.records if r.id == record)
     revealing = [e for e in s.events if record in e.reveals]
-    if rec.when is not None or (revealing and all(e.when is not None for e in revealing)):
+    if revealing:  # a revealed record appears with its event, and only then
+        unconditional = [e.at for e in revealing if e.when is None]
+        return min(unconditional) if unconditional else None
+    if rec.when is not None:
         return None
-    if rec.appears is not None:
-        return rec.appears
-    return min((e.at for e in revealing), default=0)
+    return rec.appears if rec.appears is not None else 0
 
 
 def _tasks(s: Scenario) -> Iterator[Problem]:
