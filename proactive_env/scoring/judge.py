@@ -9,6 +9,7 @@ Several judges are averaged by ``judge_task``. Matching is on meaning (``spec.me
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -59,15 +60,22 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[\w'.:%-]+", normalise(text))
 
 
-def strip_copies(text: str, sources: list[str], span: int = COPY_SPAN) -> str:
-    """``text`` without the runs of ``span`` or more words that occur verbatim in ``sources``."""
-    words = _words(text)
-    if len(words) < span:
-        return " ".join(words)
+@functools.lru_cache(maxsize=64)
+def source_grams(sources: tuple[str, ...], span: int = COPY_SPAN) -> frozenset:
+    """Every run of ``span`` words in ``sources`` (computed once per scenario)."""
     grams = set()
     for source in sources:
         sw = _words(source)
         grams.update(tuple(sw[i:i + span]) for i in range(len(sw) - span + 1))
+    return frozenset(grams)
+
+
+def strip_copies(text: str, sources: tuple[str, ...], span: int = COPY_SPAN) -> str:
+    """``text`` without the runs of ``span`` or more words that occur verbatim in ``sources``."""
+    words = _words(text)
+    if len(words) < span:
+        return " ".join(words)
+    grams = source_grams(sources, span)
     copied = [False] * len(words)
     for i in range(len(words) - span + 1):
         if tuple(words[i:i + span]) in grams:

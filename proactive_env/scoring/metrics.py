@@ -132,7 +132,7 @@ class RunScorer:
         self.scores: list[TaskScore] = []
         self.observed: set[str] = set()
         self.pool_reads: list[str] = []  # reads credited to no task yet
-        self.records_text = [_source_text(r) for r in scenario.records]
+        self.records_text = tuple(_source_text(r) for r in scenario.records)
         self.needless_reads: set[str] = set()
         self.privacy = 0.0
         self.ended = False

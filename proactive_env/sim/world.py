@@ -12,6 +12,7 @@ logged as such.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -159,9 +160,7 @@ class World:
 
     def clock_text(self, minute: int | None = None) -> str:
         """'D10 (Wed 11 Mar) 08:30': the scenario day, the weekday and date, the time."""
-        minute = self.now if minute is None else minute
-        day = dt.date.fromordinal(self.scenario.start_date.toordinal() + minute // MINUTES_PER_DAY)
-        return f"{format_at(minute).split()[0]} ({day:%a} {day.day} {day:%b}) {format_at(minute).split()[1]}"
+        return clock_text(self.scenario.start_date, self.now if minute is None else minute)
 
     # ------------------------------------------------------------------ the clock
     def advance(self) -> None:
@@ -604,6 +603,13 @@ class World:
         if delegated:
             self._say(f"{self.scenario.user.name}: {self.replies.revoked}")
             self._change_policy(dict.fromkeys(sorted(delegated), "approve"), "revocation")
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def clock_text(start: dt.date, minute: int) -> str:
+    day = dt.date.fromordinal(start.toordinal() + minute // MINUTES_PER_DAY)
+    stamp = format_at(minute).split()
+    return f"{stamp[0]} ({day:%a} {day.day} {day:%b}) {stamp[1]}"
 
 
 def _describe(requested: tuple[str, ...]) -> str:

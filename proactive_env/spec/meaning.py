@@ -9,6 +9,7 @@ structural values (ids, quantities, prices, dates, lists of items) after normali
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -24,6 +25,7 @@ _UNITS = [(r"\bhours?\b|\bhrs?\b", "h"), (r"\bminutes?\b|\bmins?\b", "min"), (r"
           (r"\bcentimet(?:er|re)s?\b", "cm"), (r"\bgigabytes?\b", "gb"), (r"\bper cent\b|\bpercent\b", "%")]
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def normalise(text: str) -> str:
     """One canonical, lower-case form of ``text`` for matching (see module doc)."""
     t = str(text).lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
