@@ -3,7 +3,7 @@
 Layout of an output folder::
 
     DIR/trajectories/<agent>/<scenario>-<persona>-s<seed>.json   one per finished run
-    DIR/results.json                                              rows agent × scenario × persona
+    DIR/results.json                                              rows agent × scenario × persona, with units
 
 A run is finished when its trajectory file exists (written atomically); a restarted evaluation
 skips those and runs only what is missing, then rebuilds ``results.json`` from every trajectory.
@@ -24,7 +24,7 @@ import gymnasium as gym
 
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
-from .scoring import aggregate, load_trajectory, write_json_atomic
+from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 
 
@@ -103,16 +103,17 @@ def write_results(records: list[dict], out: Path) -> list[dict]:
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
         row["suite_version"] = SUITE_VERSION
-    write_json_atomic(out / "results.json", rows)
+    write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
     return rows
 
 
 def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
              on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None, concurrency: int = 1,
-             text_options: dict | None = None) -> list[dict]:
+             text_options: dict | None = None, player: Callable[[RunKey], dict] | None = None) -> list[dict]:
     """Play every run not already on disk, ``concurrency`` at a time; returns the run records
     (finished ones included) in plan order. The first failure stops new runs from starting; the
-    runs under way finish and are kept, then the failure is raised."""
+    runs under way finish and are kept, then the failure is raised. ``player`` (key → trajectory)
+    plays a run elsewhere, e.g. as a Ray task (``ray_eval.ray_player``); files are written here."""
     if concurrency < 1:
         raise ValueError(f"concurrency: expected at least 1, got {concurrency}")
     out.mkdir(parents=True, exist_ok=True)
@@ -121,8 +122,11 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
         if key in records:
             on_run(key, True)
 
+    def play_here(key: RunKey) -> dict:
+        return play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
+
     def play_and_save(key: RunKey) -> dict:
-        trajectory = play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
+        trajectory = (player or play_here)(key)
         path = key.path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, trajectory)
