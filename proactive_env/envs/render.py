@@ -16,8 +16,6 @@ def _describe(entry: dict) -> str:
         return f"agent {entry['verb']} {entry['task']}"
     if kind == "decision":
         return f"user {entry['verdict']} {entry['task']} ({entry['rule']}; trust {entry['trust_before']:.2f})"
-    if kind == "task_final":
-        return f"{entry['task']} final: chosen {entry['chosen']}, expected {entry['expected']}"
     details = ", ".join(f"{k}={v}" for k, v in entry.items() if k not in ("t", "type", "policy"))
     return f"{kind} {details}".strip()
 
@@ -31,7 +29,7 @@ def ansi_timeline(world: World | None, last: int | None = 40) -> str:
     entries = [e for e in world.log if e["type"] not in _SKIP]
     entries = entries[-last:] if last else entries
     lines += [f"  {format_at(e['t'])}  {_describe(e)}" for e in entries]
-    open_tasks = [t.spec.id for t in world.tasks if t.active and not t.final]
+    open_tasks = [t.spec.id for t in world.tasks if t.active and not t.closed]
     lines.append(f"  open tasks: {', '.join(open_tasks) or '-'}")
     return "\n".join(lines) + "\n"
 

@@ -54,17 +54,17 @@ def _spans(log: list[dict], tasks: list[str], end: int) -> dict[str, tuple[int, 
         task = e.get("task")
         if e["type"] == "task_active" and task not in opened:
             opened[task] = e["t"]
-        elif e["type"] in ("task_final", "task_inactive") and task in opened and task not in closed:
+        elif e["type"] in ("task_closed", "task_final", "task_inactive") and task in opened and task not in closed:
             closed[task] = e["t"]
     return {t: (opened[t], closed.get(t, end)) for t in tasks if t in opened}
 
 
 def _jobs(log: list[dict], scenario: Scenario) -> list[dict]:
-    """The agent's work occupying time: ``job`` entries, and today's ``allocate`` ones (whose
-    resource is the task's)."""
+    """The agent's work occupying time: ``work`` / ``job`` entries, and the older ``allocate``
+    ones (whose resource is the task's)."""
     resource_of = {t.id: t.work.resource for t in scenario.tasks}
     jobs = []
-    for e in _of_type(log, "job", "allocate"):
+    for e in _of_type(log, "work", "job", "allocate"):
         if "start" not in e or "end" not in e:
             continue
         jobs.append({"task": e.get("task"), "start": e["start"], "end": e["end"],
@@ -93,7 +93,7 @@ def draw_episode(fig, scenario: Scenario, persona: str, log: list[dict], *, titl
     jobs = _jobs(log, scenario)
     loose = any(j["resource"] not in names for j in jobs)
     top_rows = ["user"] + resources + (["agent work"] if loose else [])
-    heights = [0.9 + 0.32 * len(top_rows), 0.5 + 0.3 * len(tasks), 1.5]
+    heights = [1.3 + 0.32 * len(top_rows), 0.5 + 0.3 * len(tasks), 1.5]
     grid = fig.add_gridspec(3, 1, height_ratios=heights, hspace=0.08, left=0.2, right=0.985,
                             top=0.9 if title else 0.98, bottom=0.16 if legend else 0.06)
     top = fig.add_subplot(grid[0])
@@ -111,9 +111,9 @@ def draw_episode(fig, scenario: Scenario, persona: str, log: list[dict], *, titl
         if now is not None:
             ax.axvline(now, color="black", lw=1.0, zorder=5)
     _draw_compute(top, top_rows, schedule, jobs, names, log, end)
-    for i, window in enumerate(ta_decisions(scenario), start=1):
-        top.text((window.start + window.end) / 2, len(top_rows) - 0.45, f"TA{i}: {window.urgent} now, "
-                 f"{window.competing} later", ha="center", va="bottom", fontsize=6.5, color="#7a6400", clip_on=True)
+    for i, window in enumerate(ta_decisions(scenario), start=1):  # staggered: windows may overlap
+        top.text(window.start, len(top_rows) - 0.42 - 0.22 * ((i - 1) % 3), f" TA{i}: {window.urgent} now, "
+                 f"{window.competing} later", ha="left", va="bottom", fontsize=6, color="#7a6400", clip_on=True)
     _draw_tasks(mid, tasks, persona, log, end)
     _draw_trust(low, log, end)
     _day_ticks(low, scenario, end)
@@ -188,9 +188,13 @@ def _draw_tasks(ax, tasks, persona: str, log: list[dict], end: int) -> None:
         elif kind == "decision":
             marker, colour = DECISIONS.get(e.get("verdict"), ("p", NO_DEPTH))
             ax.plot(e["t"], row + 0.32, marker=marker, color=colour, ms=5, zorder=4, ls="none")
-        elif kind == "executed":
+        elif kind in ("present", "message", "note"):  # the world's own record of an intervention
+            depth = "PREPARE" if kind == "note" else "SUGGEST"
+            ax.plot(e["t"], row, marker="D" if kind != "note" else "o", color=DEPTH_COLOURS[depth],
+                    ms=5 if kind != "note" else 3, mec="white", mew=0.4, zorder=4, ls="none")
+        elif kind == "executed" or (kind == "execute" and e.get("ok")):
             ax.plot(e["t"], row, marker="*", color="black", ms=8, zorder=5, ls="none")
-        elif kind == "refused":
+        elif kind == "refused" or (kind == "execute" and e.get("ok") is False):
             ax.plot(e["t"], row, marker="x", color=MISALIGNED, ms=7, mew=1.8, zorder=5, ls="none")
         elif kind == "trust" and e.get("aligned") is False:
             ax.plot(e["t"], row, marker="o", mfc="none", mec=MISALIGNED, ms=12, mew=1.5, zorder=6, ls="none")

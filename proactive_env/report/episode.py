@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..envs.timeline import episode_figure
 from ..scoring import load_trajectory
+from ..scoring.trajectory import scenario_of
 from ..scoring.results import METRICS, display, header, inline
-from ..spec import Scenario, format_at, load_scenario
+from ..spec import Scenario, format_at
 from .page import page
 
 _QUIET = {"run_start", "run_end"}
@@ -23,13 +24,9 @@ def scores_line(scores: dict) -> str:
 
 
 def trajectory_scenario(trajectory: dict) -> Scenario:
-    """The scenario a trajectory was recorded on (its version checked)."""
-    scenario = load_scenario(trajectory["scenario"])
-    recorded = trajectory.get("scenario_version")
-    if recorded and recorded != scenario.version:
-        raise ValueError(f"{trajectory['scenario']}: the trajectory was recorded on v{recorded}, this package "
-                         f"ships v{scenario.version}")
-    return scenario
+    """The exact scenario the run played: the shipped file (its version checked) with the seed's
+    variant applied, as the scorer sees it."""
+    return scenario_of(trajectory)
 
 
 def episode_title(trajectory: dict, scenario: Scenario) -> tuple[str, str]:
