@@ -24,6 +24,10 @@ def _validate(args) -> int:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
             continue
+        except Exception as exc:  # never stop before the other files are reported
+            print(f"error: {Path(path).name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = 1
+            continue
         print(f"ok: {Path(path).name}: {s.title} v{s.version}, {len(s.tasks)} tasks, {s.days} days")
     return status
 

@@ -197,9 +197,10 @@ class ProactivityEnv(gym.Env):
 
     def _act(self, action) -> tuple[bool, bool]:
         """Apply the agent's action at the current decision point, without moving the clock.
-        Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
-        a = int(action)
-        invalid = not (0 <= a < N_ACTIONS) or not self._mask[a]
+        Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting.
+        Only integers are actions: 1.9, "1" or True are invalid, not rounded or parsed."""
+        a = _action_index(action)
+        invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask[a]
         self._actions.append(0 if invalid else a)
         if invalid or a == 0:
             return invalid, True
@@ -322,3 +323,14 @@ class ProactivityEnv(gym.Env):
             info["decisions"] = [d.to_dict() for d in decisions[self._decisions_seen:]]
             self._decisions_seen = len(decisions)
         return info
+
+
+def _action_index(action) -> int | None:
+    """An action's integer index (a Python or numpy integer, or a one-element integer array), or None."""
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.size == 1 and action.ndim <= 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    return None

@@ -15,6 +15,10 @@ Problem = tuple[str, str]
 
 
 def semantic_errors(s: Scenario) -> list[Problem]:
+    untimed = [(f"tasks[{i}].trigger.at", f"expected the time of a {t.trigger.type}-triggered task, e.g. 'D1 09:00'")
+               for i, t in enumerate(s.tasks) if t.trigger.type in ("user", "agent") and t.trigger.at is None]
+    if untimed:  # the checks below need every task's trigger time
+        return untimed
     checks = (_unique_ids, _times, _references, _tasks, _reachability, _ta_window)
     return [problem for check in checks for problem in check(s)]
 
