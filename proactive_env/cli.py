@@ -92,18 +92,20 @@ def _eval(args) -> int:
         print("error: `proactivity-gym eval` needs rich: pip install 'proactivity-gym[eval]'", file=sys.stderr)
         return 2
     from .baselines import make_agent
-    from .evaluate import evaluate, plan, resolve
+    from .evaluate import FaultBudget, evaluate, plan, resolve
     from .scoring.client import LLMEndpointError
     from .scoring import aggregate
 
     llm_options, text_options = _llm_options(args)
 
     def agent_of(spec: str):
-        return make_agent(spec, **llm_options)
+        return make_agent(spec, trust_model_files=args.trust_model_files, **llm_options)
 
     try:
         scenarios, personas = resolve(args.scenarios, args.personas)
         agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+        keys = plan(agents, scenarios, personas, range(args.seed, args.seed + max(0, args.seeds)))
+        budget = FaultBudget(args.max_faults, args.on_fault)
         for agent in agents:
             agent_of(agent)
         if args.concurrency < 1:
@@ -115,7 +117,6 @@ def _eval(args) -> int:
     except (ValueError, ImportError, ScenarioError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
     console = Console() if sys.stdout.isatty() else Console(width=160)
     out = Path(args.out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -129,14 +130,18 @@ def _eval(args) -> int:
         previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
         try:
             records = evaluate(keys, out, agent_of, on_run=step, concurrency=args.concurrency,
-                               text_options=text_options)
+                               text_options=text_options, add=args.add, faults=budget, command=sys.argv)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
-        except LLMEndpointError as exc:
+        except (LLMEndpointError, OSError) as exc:
             progress.stop()
             print(f"error: {exc}; finished runs are kept in {out} — run the same command to resume", file=sys.stderr)
             return 1
+        except ValueError as exc:  # a configuration the folder refuses, a lock held by another eval
+            progress.stop()
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         finally:
             signal.signal(signal.SIGTERM, previous)
     console.print(_table("Proactivity-Gym results (TA, TR-D and continuation in %)",
@@ -144,6 +149,9 @@ def _eval(args) -> int:
     console.print(_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
     if len(scenarios) > 1:
         console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
+    errored = len(list((out / "errored").glob("*/*.json")))
+    if errored:
+        console.print(f"[yellow]{errored} runs errored (over the fault budget): {out / 'errored'}")
     console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}")
     return 0
 
@@ -278,6 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--out", default="results")
     p.add_argument("--concurrency", type=int, default=1, help="runs played at once (threads)")
+    p.add_argument("--add", action="store_true",
+                   help="add this configuration to an --out folder that holds another one (else refused)")
+    p.add_argument("--max-faults", type=int, default=10,
+                   help="faults (tool calls the world failed on) a run may have and still be kept")
+    p.add_argument("--on-fault", choices=["error", "retry"], default="error",
+                   help="a run over its fault budget is marked errored, or played once more first")
+    p.add_argument("--trust-model-files", action="store_true",
+                   help="let sb3:PATH unpickle anything the model file holds (runs code from it: only your own files)")
     llm = p.add_argument_group("LLM agents (openai:MODEL) and the user-reply rephraser")
     llm.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
                                         "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
@@ -311,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().parse_args(argv)  # reports the unknown arguments and exits
     try:
         return args.func(args, rest) if getattr(args, "passthrough", False) else args.func(args)
-    except ScenarioError as exc:
+    except (ScenarioError, ValueError, OSError) as exc:  # bad input: one line, never a traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from ..sim import TAOutcome, TaskOutcome
-from ..spec import Scenario, load_scenario
+from ..spec import Scenario, load_scenario, shipped_names
 from .judge import Judge, RubricJudge
 from .metrics import Weights, score_run
 
@@ -78,8 +78,13 @@ def combine_trust(ratings: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def scenario_of(trajectory: dict) -> Scenario:
-    """The shipped scenario a trajectory was recorded on, if this package ships the same version."""
-    scenario = load_scenario(trajectory["scenario"])
+    """The shipped scenario a trajectory was recorded on, if this package ships the same version.
+    Only a shipped scenario's name is followed: a trajectory is data and never names a file to open."""
+    name = trajectory.get("scenario")
+    if not isinstance(name, str) or name not in shipped_names():
+        raise ValueError(f"trajectory of scenario {str(name)[:80]!r}: expected the name of a shipped scenario "
+                         f"({', '.join(shipped_names())}); a trajectory never names a file to open")
+    scenario = load_scenario(name)
     if scenario.version != trajectory["scenario_version"]:
         raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
                          f"this package ships v{scenario.version}")

@@ -9,25 +9,39 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from ..sim import TAOutcome, TaskOutcome
-from ..spec import SUITE_VERSION, Scenario, load_scenario
+from ..spec import SUITE_VERSION, Scenario
 from .judge import Judge
 from .metrics import Weights, score_run
 
 FORMAT = "proactivity-gym/trajectory-1"
 
 
-def write_json_atomic(path: str | Path, data) -> None:
-    """Write JSON so that a reader never sees half a file (write, fsync, rename)."""
+def write_json_atomic(path: str | Path, data, durable: bool = True) -> None:
+    """Write JSON so that a reader never sees half a file: into a temporary file of a unique name
+    beside it (created exclusively, so a planted symlink is never followed), then renamed over
+    ``path`` (a symlink at ``path`` is replaced, not followed). ``durable``: fsync before the
+    rename, so that the file survives a power cut too. On any failure (a full disk) the temporary
+    file is removed and ``path`` is as it was."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, sort_keys=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    text = json.dumps(data, indent=1, sort_keys=False)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent: str, weights: Weights,
@@ -64,10 +78,9 @@ def load_trajectory(path: str | Path) -> dict:
 def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
             scenario: Scenario | None = None) -> dict:
     """Scores of a saved run recomputed from its outcomes (e.g. with other judges)."""
-    scenario = scenario or load_scenario(trajectory["scenario"])
-    if scenario.version != trajectory["scenario_version"]:
-        raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
-                         f"this package ships v{scenario.version}")
+    from .rejudge import scenario_of  # the one place that turns a trajectory's scenario name into a scenario
+
+    scenario = scenario or scenario_of(trajectory)
     w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
     outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
     return score_run(scenario, outcomes, TAOutcome.from_dict(trajectory["ta"]), w, judges)
