@@ -351,7 +351,8 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
             folder = "trajectories" if status == "kept" else "errored"
             path = out / folder / _safe(run.label) / run.key.file
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(path, trajectory, durable=False)  # a torn file is detected and played again
+            # Compact and without fsync: the C encoder, and a file torn by a power cut is set aside and played again.
+            write_json_atomic(path, trajectory, durable=False, indent=None)
             return status, trajectory
 
         def saved(run: _Run, result: tuple[str, dict]) -> None:

@@ -23,6 +23,18 @@ def bootstrap_ci(values: list[float], seed: int = 0, samples: int = BOOTSTRAP_SA
     return float(lo), float(hi)
 
 
+def _bootstrap_cis(columns: np.ndarray, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES) -> list[tuple[float, float]]:
+    """``bootstrap_ci`` of each column of a runs × metrics array, from one shared resampling
+    (the same draws ``bootstrap_ci`` makes for each, so the same intervals, in one pass)."""
+    n = len(columns)
+    if n < 2:
+        return [bootstrap_ci(list(col), seed, samples) for col in columns.T]
+    rng = np.random.default_rng(seed)
+    means = columns[rng.integers(0, n, size=(samples, n))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5], axis=0)
+    return [(float(a), float(b)) for a, b in zip(lo, hi)]
+
+
 def _display(metric: str, value: float) -> float:
     return 100.0 * value if metric in PERCENT else value
 
@@ -38,9 +50,9 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...]) -> list[dict]:
     for key, members in sorted(groups.items()):
         row = dict(zip(keys, key))
         row["runs"] = len(members)
-        for metric in METRICS:
-            values = [_display(metric, m["scores"][metric]) for m in members]
+        columns = np.array([[_display(metric, m["scores"][metric]) for metric in METRICS] for m in members], dtype=float)
+        for metric, values, ci in zip(METRICS, columns.T, _bootstrap_cis(columns)):
             row[metric] = float(np.mean(values))
-            row[f"{metric}_ci"] = list(bootstrap_ci(values))
+            row[f"{metric}_ci"] = list(ci)
         rows.append(row)
     return rows

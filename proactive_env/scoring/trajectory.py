@@ -20,14 +20,15 @@ from .metrics import Weights, score_run
 FORMAT = "proactivity-gym/trajectory-1"
 
 
-def write_json_atomic(path: str | Path, data, durable: bool = True) -> None:
+def write_json_atomic(path: str | Path, data, durable: bool = True, indent: int | None = 1) -> None:
     """Write JSON so that a reader never sees half a file: into a temporary file of a unique name
     beside it (created exclusively, so a planted symlink is never followed), then renamed over
     ``path`` (a symlink at ``path`` is replaced, not followed). ``durable``: fsync before the
-    rename, so that the file survives a power cut too. On any failure (a full disk) the temporary
+    rename, so that the file survives a power cut too. ``indent=None``: compact (4x faster to
+    write: the C encoder). On any failure (a full disk) the temporary
     file is removed and ``path`` is as it was."""
     path = Path(path)
-    text = json.dumps(data, indent=1, sort_keys=False)
+    text = json.dumps(data, indent=indent, sort_keys=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
