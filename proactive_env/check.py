@@ -25,6 +25,8 @@ def _mean(runs: list[dict], metric: str) -> float:
 
 
 def check_scenario(path: str, make_agent, seeds: int = 3) -> list[Rule]:
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"--seeds: expected at least 1 run per persona, got {seeds!r}")
     scenario = load_scenario(path)
     agents = ("oracle", "noop", "random", "always-suggest", "always-execute", "policy-follower")
     runs = {(a, p): [play(make_agent(a), path, p, s) for s in range(seeds)] for a in agents for p in PERSONAS}

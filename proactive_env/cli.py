@@ -52,8 +52,9 @@ def _schema(args) -> int:
 def _run(args) -> int:
     from .baselines import make_agent
     from .envs.render import ansi_timeline
-    from .evaluate import make_env
+    from .evaluate import check_seed, make_env
 
+    check_seed(args.seed)
     agent = make_agent(args.agent)
     env = make_env(args.scenario, args.persona, getattr(agent, "face", "structured"))
     obs, info = env.reset(seed=args.seed)

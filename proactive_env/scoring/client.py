@@ -52,10 +52,22 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     """``text`` with every URL in it redacted and the given secret values masked."""
     text = _URL.sub(lambda m: redact_url(m.group(0)) or "", text)
-    for secret in secrets:
-        if secret and len(secret) >= 4:
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret and len(secret) >= 3:
             text = text.replace(secret, "***")
     return text
+
+
+def url_secrets(url: str | None) -> tuple[str, ...]:
+    """The parts of a URL that may be credentials: user, password, query values."""
+    if not url:
+        return ()
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return ()
+    values = [v for pair in parts.query.split("&") for v in pair.split("=")[1:]]
+    return tuple(s for s in (parts.username, parts.password, parts.query, *values) if s)
 
 
 def redact_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -245,6 +257,6 @@ class ChatClient:
     def _failure(self, exc: BaseException, attempts: str, transient: bool) -> LLMEndpointError:
         delay = retry_after(exc) if isinstance(exc, self._openai.APIStatusError) else None
         later = f" (it asks to retry after {delay:.0f} s)" if delay is not None and delay > MAX_RETRY_AFTER else ""
-        key = os.environ.get(self.endpoint.api_key_env, "")
+        secrets = (os.environ.get(self.endpoint.api_key_env, ""), *url_secrets(self.endpoint.base_url))
         return LLMEndpointError(f"LLM endpoint {self.where} (model {self.endpoint.model!r}) failed{attempts}: "
-                                f"{scrub(_describe(exc), (key,))}{later}", transient)
+                                f"{scrub(_describe(exc), secrets)}{later}", transient)
