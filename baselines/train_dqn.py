@@ -17,17 +17,28 @@ ALGO = "dqn"
 
 @dataclass
 class Args(CommonArgs):
-    n_envs: int = 1
+    """DQN: the common training arguments and DQN's hyperparameters."""
+
     learning_rate: float = 1e-4
+    """Adam learning rate"""
     buffer_size: int = 100_000
+    """replay buffer size (transitions)"""
     learning_starts: int = 5_000
+    """environment steps collected before learning starts"""
     batch_size: int = 128
+    """minibatch size"""
     gamma: float = 0.995
+    """discount factor"""
     train_freq: int = 4
+    """environment steps between gradient updates"""
     target_update_interval: int = 2_000
+    """environment steps between target-network updates"""
     exploration_fraction: float = 0.3
+    """share of training over which ε falls from 1 to its final value"""
     exploration_final_eps: float = 0.05
+    """final ε of the ε-greedy exploration"""
     net_arch: str = "256,256"
+    """hidden layer sizes of the Q-network, comma-separated"""
 
 
 def train(args: Args) -> Path:

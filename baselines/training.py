@@ -4,10 +4,14 @@ checkpoints, the saved agent config and the learning-curve plot."""
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
-import functools
 import dataclasses
+import functools
+import inspect
 import json
+import textwrap
+import typing
 from pathlib import Path
 
 import gymnasium as gym
@@ -34,18 +38,24 @@ class CommonArgs:
     env_kwargs: str = ""
     """JSON keyword arguments for the env, e.g. '{"exclude": "monitor"}' with Proactivity-Suite-v0"""
     timesteps: int = 200_000
+    """environment steps to train for"""
     seed: int = 0
+    """seeds the envs, the model and (offset by 1,000,000) the evaluation episodes"""
     out: str = "runs/train"
+    """output folder: model.zip, best_model.zip, agent.json, eval.csv, learning_curve.png, tb/, checkpoints/"""
     n_envs: int = 1
     """parallel envs; more than 1 runs them in subprocesses (on 2 cores one in-process env is
     faster: see bench/bench_training.py)"""
     eval_scenarios: str = "monitor"
     """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
     eval_freq: int = 20_000
+    """environment steps between evaluations with the benchmark's scorer (also one at step 0 and at the end)"""
     eval_episodes: int = 3
     """episodes per scenario and persona at each evaluation"""
     checkpoint_freq: int = 50_000
+    """environment steps between checkpoints under OUT/checkpoints"""
     progress_bar: bool = True
+    """show a progress bar (tqdm and rich)"""
 
 
 @dataclasses.dataclass
@@ -53,14 +63,21 @@ class PPOArgs(CommonArgs):
     """Hyperparameters PPO and MaskablePPO share."""
 
     learning_rate: float = 3e-4
+    """Adam learning rate"""
     n_steps: int = 1024
     """rollout length per env"""
     batch_size: int = 256
+    """minibatch size"""
     n_epochs: int = 10
+    """optimisation epochs per rollout"""
     gamma: float = 0.995
+    """discount factor"""
     gae_lambda: float = 0.95
+    """GAE λ"""
     ent_coef: float = 0.01
+    """entropy bonus coefficient"""
     net_arch: str = "256,256"
+    """hidden layer sizes of the policy and value networks, comma-separated"""
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of the SB3 constructor."""
@@ -74,16 +91,43 @@ def net_arch(text: str) -> list[int]:
     return [int(n) for n in text.split(",")]
 
 
-def parse_args(cls, argv: list[str] | None = None):
-    """A dataclass of arguments from the command line (``--field value``; booleans take 0/1)."""
-    parser = argparse.ArgumentParser(description=cls.__doc__)
+def field_docs(cls) -> dict[str, str]:
+    """The docstring under each field of a dataclass (and of its bases), as ``{name: text}``."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls) -> None:
+    """One ``--option`` per field of the dataclass ``cls``: its type, its default, its docstring as
+    help; booleans as ``--flag`` / ``--no-flag``."""
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
-        kind = field.type if isinstance(field.type, type) else type(field.default)
+        flag = f"--{field.name.replace('_', '-')}"
+        kind = hints.get(field.name, type(field.default))
+        help_text = docs.get(field.name) or field.name.replace("_", " ")
         if kind is bool:
-            parser.add_argument(f"--{field.name.replace('_', '-')}", type=lambda v: v.lower() in ("1", "true", "yes"),
-                                default=field.default)
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default, help=help_text)
         else:
-            parser.add_argument(f"--{field.name.replace('_', '-')}", type=kind, default=field.default)
+            parser.add_argument(flag, type=kind, default=field.default, metavar=kind.__name__.upper(), help=help_text)
+
+
+def parse_args(cls, argv: list[str] | None = None):
+    """A dataclass of arguments from the command line (``--field value``, ``--flag/--no-flag``)."""
+    parser = argparse.ArgumentParser(description=cls.__doc__)
+    add_arguments(parser, cls)
     return cls(**vars(parser.parse_args(argv)))
 
 

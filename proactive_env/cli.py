@@ -1,4 +1,10 @@
-"""``proactivity-gym``: validate scenarios, export the schema, play a run, evaluate agents."""
+"""``proactivity-gym``: validate scenarios, play and evaluate agents, train policies, and compare
+and look at the results.
+
+Each subcommand is two functions: ``_add_<name>(sub)`` declares its options (every one with its
+default and choices in ``--help``) and ``_<name>(args)`` runs it. A misuse ends in one line on
+stderr, ``proactivity-gym <command>: error: ...``, and exit code 2.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,144 @@ import signal
 import sys
 from pathlib import Path
 
-from .spec import ScenarioError, json_schema, load_file
+from .spec import PERSONAS, SUITE_VERSION, ScenarioError, json_schema, load_file, shipped_names
 
-METRIC_COLUMNS = (("TC", "TC", "{:.1f}"), ("TA", "TA %", "{:.1f}"), ("TR_D", "TR-D %", "{:.1f}"),
-                  ("TR_J", "TR-J", "{:.2f}"), ("continuation", "Cont. %", "{:.1f}"), ("J", "J", "{:.3f}"))
+PROG = "proactivity-gym"
+TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
+DEFAULT_AGENTS = "oracle,policy-follower,always-suggest,always-execute,random,noop"
+
+
+class UsageError(Exception):
+    """A misuse the user can fix; reported as one line."""
+
+
+# ---------------------------------------------------------------------------------- parser
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default (where it has one)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or "default:" in text or default in (None, argparse.SUPPRESS)
+                or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+                or (not action.option_strings and action.nargs not in ("?", "*"))):
+            return text
+        if isinstance(action, argparse._StoreTrueAction) and default is False:
+            return text
+        if default == "":
+            return f"{text} (default: empty)".strip()
+        return f"{text} (default: %(default)s)".strip()
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and defaults in the help."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer ≥ {low}, got {value}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+def _float_above(low: float, inclusive: bool):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value < low or (value == low and not inclusive):
+            raise argparse.ArgumentTypeError(f"expected a number {'≥' if inclusive else '>'} {low:g}, got {value:g}")
+        return value
+
+    parse.__name__ = "float"
+    return parse
+
+
+_positive_float = _float_above(0.0, inclusive=False)
+_nonnegative_float = _float_above(0.0, inclusive=True)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        package = version("proactivity-gym")
+    except Exception:  # running from a checkout that is not installed
+        from . import __version__ as package
+    return f"{PROG} {package} (scenario suite {SUITE_VERSION})"
+
+
+# ---------------------------------------------------------------------------------- names
+def agent_help() -> str:
+    from .baselines import SCRIPTED, TEXT_SCRIPTED
+
+    names = ", ".join([*SCRIPTED, *TEXT_SCRIPTED])
+    return f"{names}; sb3:PATH (a model saved by `train`); openai:MODEL (an LLM on --base-url)"
+
+
+def scenario_ref(text: str) -> tuple[str, str | None]:
+    """A scenario as the user wrote it — a shipped name (``monitor``), a scenario file, or a gym
+    id (``Proactivity-Monitor-v0``, ``Proactivity-Monitor-Planner-v0``, ``proactive_env:…``) —
+    as (name or path, the persona the id names or None)."""
+    text = text.strip()
+    if text in shipped_names() or text.endswith((".yaml", ".yml")) or "/" in text:
+        return text, None
+    env_id = text.split(":", 1)[1] if ":" in text else text
+    if env_id.startswith("Proactivity-"):
+        import gymnasium as gym
+
+        import proactive_env  # noqa: F401  (registers the ids)
+
+        try:
+            kwargs = gym.spec(env_id).kwargs
+        except gym.error.Error:
+            raise UsageError(f"{text!r}: no registered env of that id; expected e.g. Proactivity-Monitor-v0") from None
+        if "scenario" not in kwargs or not isinstance(kwargs["scenario"], str) or kwargs["scenario"] == "all":
+            raise UsageError(f"{text!r} plays several scenarios; name one scenario (e.g. Proactivity-Monitor-v0)")
+        return kwargs["scenario"], kwargs.get("persona")
+    raise UsageError(f"{text!r}: expected a scenario name ({', '.join(shipped_names())}), "
+                     "a .yaml file or a gym id such as Proactivity-Monitor-v0")
+
+
+def _make_agent(spec: str, **llm_options):
+    from .baselines import make_agent
+
+    try:
+        return make_agent(spec, **llm_options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------- validate / check / schema
+def _add_validate(sub) -> None:
+    p = sub.add_parser("validate", help="check scenario files", description="Check scenario files: one line per "
+                       "file, `ok` or file: path inside it: what was expected.")
+    p.add_argument("files", nargs="+", metavar="SCENARIO", help="a scenario file, shipped name or gym id")
+    p.set_defaults(func=_validate)
 
 
 def _validate(args) -> int:
+    from .spec.loader import scenario_dir
+
     status = 0
-    for path in args.files:
+    for text in args.files:
+        name, _ = scenario_ref(text)
+        path = scenario_dir() / f"{name}.yaml" if name in shipped_names() else Path(name)
         try:
             s = load_file(path)
         except ScenarioError as exc:
@@ -25,18 +160,26 @@ def _validate(args) -> int:
             status = 1
             continue
         except Exception as exc:  # never stop before the other files are reported
-            print(f"error: {Path(path).name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"error: {path.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
             status = 1
             continue
-        print(f"ok: {Path(path).name}: {s.title} v{s.version}, {len(s.tasks)} tasks, {s.days} days")
+        print(f"ok: {path.name}: {s.title} v{s.version}, {len(s.tasks)} tasks, {s.days} days")
     return status
+
+
+def _add_check(sub) -> None:
+    p = sub.add_parser("check", help="play the oracle and baselines on a scenario against the acceptance rules")
+    p.add_argument("file", metavar="SCENARIO", help="a scenario file, shipped name or gym id")
+    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per persona")
+    p.set_defaults(func=_check)
 
 
 def _check(args) -> int:
     from .baselines import make_agent
     from .check import check_scenario
 
-    rules = check_scenario(args.file, make_agent, seeds=args.seeds)
+    name, _ = scenario_ref(args.file)
+    rules = check_scenario(name, make_agent, seeds=args.seeds)
     for rule in rules:
         print(f"{'PASS' if rule.passed else 'FAIL'}  {rule.description}: {rule.detail}")
     failed = sum(not r.passed for r in rules)
@@ -44,45 +187,119 @@ def _check(args) -> int:
     return 1 if failed else 0
 
 
+def _add_schema(sub) -> None:
+    p = sub.add_parser("schema", help="print the JSON Schema of a scenario file")
+    p.set_defaults(func=_schema)
+
+
 def _schema(args) -> int:
     print(json_schema())
     return 0
 
 
-def _run(args) -> int:
-    from .baselines import make_agent
-    from .envs.render import ansi_timeline
-    from .evaluate import check_seed, make_env
+# ---------------------------------------------------------------------------------- run
+def _add_run(sub) -> None:
+    p = sub.add_parser("run", help="play one episode and print its timeline and scores",
+                       description="Play one episode, print its timeline and its scores (data scale: TA, TR-D, "
+                                   "J and continuation as fractions, TC 0–100, TR-J 1–5).")
+    p.add_argument("--scenario", default="monitor", help="a shipped name, a scenario file or a gym id "
+                   "(Proactivity-Monitor-v0, Proactivity-Monitor-Planner-v0, proactive_env:…)")
+    p.add_argument("--persona", choices=PERSONAS, help="default: the id's persona, else operator")
+    p.add_argument("--agent", default="oracle", help=agent_help())
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed (≥ 1000: the test split)")
+    p.add_argument("--save", metavar="TRAJECTORY", help="also write the run's trajectory file (for `show`, `rescore`)")
+    _add_llm_options(p)
+    p.set_defaults(func=_run)
 
-    check_seed(args.seed)
-    agent = make_agent(args.agent)
-    env = make_env(args.scenario, args.persona, getattr(agent, "face", "structured"))
+
+def _run(args) -> int:
+    from .envs.render import ansi_timeline
+    from .evaluate import make_env
+    from .scoring import write_json_atomic
+
+    scenario, id_persona = scenario_ref(args.scenario)
+    if id_persona and args.persona and args.persona != id_persona:
+        raise UsageError(f"--persona {args.persona} contradicts --scenario {args.scenario} (persona {id_persona})")
+    persona = args.persona or id_persona or "operator"
+    agent = _make_agent(args.agent, **_llm_options(args)[0])
+    env = make_env(scenario, persona, getattr(agent, "face", "structured"))
     obs, info = env.reset(seed=args.seed)
     agent.reset(env.unwrapped, args.seed)
-    done = False
-    while not done:
+    terminated = truncated = False
+    while not (terminated or truncated):
         obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-        done = terminated or truncated
     print(ansi_timeline(env.unwrapped.world, last=None))
     print(json.dumps({k: round(v, 4) for k, v in info["scores"].items() if isinstance(v, float)}))
+    if args.save:
+        trajectory = env.unwrapped.trajectory(agent=agent.name)
+        trajectory["truncated"] = bool(truncated)
+        trajectory.update(getattr(agent, "trajectory_extras", dict)())
+        write_json_atomic(args.save, trajectory)
+        print(f"trajectory: {args.save} (draw it with: {PROG} show {args.save})")
+    env.close()
     return 0
 
 
-def _table(title: str, rows: list[dict], keys: tuple[str, ...]):
-    from rich.table import Table
+# ---------------------------------------------------------------------------------- eval
+def _add_eval(sub) -> None:
+    p = sub.add_parser("eval", help="evaluate agents on scenarios × personas × seeds; print the results table",
+                       description="Evaluate agents and print the results table. Writes OUT/results.json (units "
+                                   "inside) and one trajectory per run under OUT/trajectories/; an interrupted "
+                                   "evaluation resumes with the same command.")
+    p.add_argument("--agents", default=DEFAULT_AGENTS, help=f"comma-separated: {agent_help()}")
+    p.add_argument("--scenarios", default="all", help="'all' or comma-separated names or gym ids "
+                   f"({', '.join(shipped_names())}); an id naming a persona selects it")
+    p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
+    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per scenario–persona pair")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (≥ 1000: the test split)")
+    p.add_argument("--out", default="results", help="output folder")
+    p.add_argument("--concurrency", type=_int_at_least(1), default=1, help="runs played at once (threads)")
+    p.add_argument("--add", action="store_true",
+                   help="add this configuration to an --out folder that holds another one (else refused, with why)")
+    p.add_argument("--max-faults", type=_int_at_least(0), default=10,
+                   help="faults (tool calls the world failed on) a run may have and still be kept")
+    p.add_argument("--on-fault", choices=["error", "retry"], default="error",
+                   help="a run over its fault budget is marked errored (kept under OUT/errored/), or played once "
+                        "more first")
+    p.add_argument("--trust-model-files", action="store_true",
+                   help="let sb3:PATH unpickle whatever the model file holds (runs code from it: only files you made)")
+    _add_llm_options(p)
+    p.set_defaults(func=_eval)
 
-    table = Table(title=title)
-    for key in keys:
-        table.add_column(key.capitalize(), no_wrap=True)
-    table.add_column("Runs", justify="right")
-    for _, header, _ in METRIC_COLUMNS:
-        table.add_column(header, justify="right")
-    table.add_column("J 95% CI", justify="right", no_wrap=True)
-    for row in rows:
-        lo, hi = row["J_ci"]
-        table.add_row(*[str(row[k]) for k in keys], str(row["runs"]),
-                      *[fmt.format(row[key]) for key, _, fmt in METRIC_COLUMNS], f"[{lo:.3f}, {hi:.3f}]")
-    return table
+
+def _add_llm_options(p) -> None:
+    llm = p.add_argument_group("LLM agents (openai:MODEL) and the user-reply rephraser")
+    llm.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
+                                        "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
+    llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                     help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
+    llm.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
+    llm.add_argument("--max-tokens", type=_int_at_least(1), default=1024, help="per model answer")
+    llm.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request")
+    llm.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed request")
+    llm.add_argument("--rephraser", metavar="MODEL",
+                     help="reword the simulated user's replies with this model (never changes a decision)")
+    llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
+
+
+def _eval_plan(args) -> tuple[list[str], list[str], list[str]]:
+    from .evaluate import resolve
+
+    refs = [scenario_ref(s) for s in args.scenarios.split(",") if s.strip()] if args.scenarios != "all" else []
+    named = sorted({p for _, p in refs if p})
+    personas = args.personas
+    if named:
+        if args.personas != "all" and set(named) - set(args.personas.split(",")):
+            raise UsageError(f"--scenarios names personas {named} that --personas {args.personas} leaves out")
+        personas = ",".join(named) if args.personas == "all" else args.personas
+    try:
+        scenarios, persona_list = resolve(",".join(s for s, _ in refs) if refs else "all", personas)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    if not agents:
+        raise UsageError("--agents: expected at least one agent")
+    return agents, scenarios, persona_list
 
 
 def _eval(args) -> int:
@@ -90,34 +307,28 @@ def _eval(args) -> int:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     except ImportError:
-        print("error: `proactivity-gym eval` needs rich: pip install 'proactivity-gym[eval]'", file=sys.stderr)
-        return 2
-    from .baselines import make_agent
-    from .evaluate import FaultBudget, evaluate, plan, resolve
-    from .scoring.client import LLMEndpointError
+        raise UsageError("`eval` needs rich: pip install -e '.[eval]'") from None
+    from .evaluate import FaultBudget, evaluate, plan
     from .scoring import aggregate
+    from .scoring.client import LLMEndpointError
 
     llm_options, text_options = _llm_options(args)
+    llm_options = {**llm_options, "trust_model_files": args.trust_model_files}
+    agents, scenarios, personas = _eval_plan(args)
+    for agent in agents:
+        _make_agent(agent, **llm_options)
+    if text_options:
+        from .envs.rephrase import OpenAIRephraser
 
-    def agent_of(spec: str):
-        return make_agent(spec, trust_model_files=args.trust_model_files, **llm_options)
-
-    try:
-        scenarios, personas = resolve(args.scenarios, args.personas)
-        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-        keys = plan(agents, scenarios, personas, range(args.seed, args.seed + max(0, args.seeds)))
-        budget = FaultBudget(args.max_faults, args.on_fault)
-        for agent in agents:
-            agent_of(agent)
-        if args.concurrency < 1:
-            raise ValueError(f"--concurrency: expected at least 1, got {args.concurrency}")
-        if text_options:
-            from .envs.rephrase import OpenAIRephraser
-
+        try:
             OpenAIRephraser(text_options["rephraser"])
-    except (ValueError, ImportError, ScenarioError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        except (ValueError, ImportError) as exc:
+            raise UsageError(f"--rephraser: {exc}") from None
+    try:
+        keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
+        budget = FaultBudget(args.max_faults, args.on_fault)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     console = Console() if sys.stdout.isatty() else Console(width=160)
     out = Path(args.out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -130,8 +341,9 @@ def _eval(args) -> int:
 
         previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
         try:
-            records = evaluate(keys, out, agent_of, on_run=step, concurrency=args.concurrency,
-                               text_options=text_options, add=args.add, faults=budget, command=sys.argv)
+            records = evaluate(keys, out, lambda spec: _make_agent(spec, **llm_options), on_run=step,
+                               concurrency=args.concurrency, text_options=text_options, add=args.add,
+                               faults=budget, command=sys.argv)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
@@ -145,16 +357,38 @@ def _eval(args) -> int:
             return 2
         finally:
             signal.signal(signal.SIGTERM, previous)
-    console.print(_table("Proactivity-Gym results (TA, TR-D and continuation in %)",
-                         aggregate(records, ("agent",)), ("agent",)))
-    console.print(_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
+    console.print(results_table("Proactivity-Gym results", aggregate(records, ("agent",)), ("agent",)))
+    console.print(results_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
     if len(scenarios) > 1:
-        console.print(_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
+        console.print(results_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
+    from .scoring.results import LEGEND
+
+    console.print(LEGEND, style="dim")
     errored = len(list((out / "errored").glob("*/*.json")))
     if errored:
         console.print(f"[yellow]{errored} runs errored (over the fault budget): {out / 'errored'}")
-    console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}")
+    console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}; "
+                  f"compare and plot with: {PROG} report {out}")
     return 0
+
+
+def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
+    """A rich table of aggregated rows: % only here, labelled in the headers."""
+    from rich.table import Table
+
+    from .scoring.results import METRICS, display, display_ci, header
+
+    table = Table(title=title)
+    for key in keys:
+        table.add_column(key.capitalize(), no_wrap=True)
+    table.add_column("n", justify="right")
+    for metric in METRICS:
+        table.add_column(header(metric), justify="right")
+    table.add_column("J 95% CI", justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(*[str(row[k]) for k in keys], str(row["runs"]), *[display(m, row[m]) for m in METRICS],
+                      display_ci("J", row["J_ci"]))
+    return table
 
 
 def _exit_on_signal(out: Path):
@@ -182,25 +416,36 @@ def _llm_options(args) -> tuple[dict, dict | None]:
     return agent, {"rephraser": rephraser}
 
 
+# ---------------------------------------------------------------------------------- rescore
+def _add_rescore(sub) -> None:
+    p = sub.add_parser("rescore", help="re-score saved trajectories with other judges, without re-running episodes")
+    p.add_argument("dir", help="an eval output folder (with trajectories/)")
+    p.add_argument("--judge", action="append", metavar="SPEC",
+                   help="'rubric' or 'openai:MODEL@BASE_URL'; repeat to average judges (default: rubric)")
+    p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
+    p.add_argument("--cache", help="verdict cache folder (default: ~/.cache/proactivity-gym/judges)")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per LLM request")
+    p.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed LLM request")
+    p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
+                   help="seconds before the first retry, doubling after each")
+    p.set_defaults(func=_rescore)
+
+
 def _rescore(args) -> int:
     from .evaluate import RunKey, run_record
-    from .scoring import aggregate, load_trajectory, write_json_atomic
+    from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
     from .scoring.rejudge import agreement_table, parse_judge, rejudge_with, scenario_of
-    from .spec import SUITE_VERSION
 
     paths = sorted((Path(args.dir) / "trajectories").rglob("*.json"))
+    if not paths:
+        raise UsageError(f"{args.dir}: no trajectories under {Path(args.dir) / 'trajectories'}")
     try:
-        if not paths:
-            raise ValueError(f"{args.dir}: no trajectories under {Path(args.dir) / 'trajectories'}")
         config = {"timeout": args.timeout, "retries": args.retries, "backoff": args.backoff}
         sets = [parse_judge(spec, Path(args.cache) if args.cache else None, **config) for spec in args.judge or ["rubric"]]
     except ImportError as exc:
-        print(f"error: LLM judges need the llm extra ({exc.name} is missing): pip install 'proactivity-gym[llm]'",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"LLM judges need the llm extra ({exc.name} is missing): pip install -e '.[llm]'") from None
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     from .scoring.llm_judge import JudgeError
 
     records, per_judge = [], {s.name: [] for s in sets}
@@ -222,7 +467,7 @@ def _rescore(args) -> int:
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
         row["suite_version"] = SUITE_VERSION
-    write_json_atomic(args.out, rows)
+    write_json_atomic(args.out, results_document(rows, SUITE_VERSION))
     if len(sets) > 1:
         print(f"{'judge A':<24} {'judge B':<24} {'metric':<6} {'n':>4} {'Pearson':>8} {'Spearman':>8} {'mean Δ':>8}")
         for r in agreement_table(per_judge):
@@ -232,104 +477,142 @@ def _rescore(args) -> int:
     return 0
 
 
-TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
+# ---------------------------------------------------------------------------------- train
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train an SB3 / sb3-contrib agent (`train --algo ALGO --help`: every option)",
+                       add_help=False)
+    p.set_defaults(func=_train, passthrough=True)  # its options depend on --algo: parsed in _train
 
 
-def _train(args, rest: list[str]) -> int:
+def _train_parser(algo: str | None) -> Parser:
+    """The train command's parser: ``--algo`` and, once the algorithm is known, one option per
+    field of its dataclass of arguments."""
+    p = Parser(prog=f"{PROG} train", description="Train a policy with the benchmark's scorer as its evaluator. "
+               "Every option below comes from the trainer's dataclass of arguments.",
+               epilog=None if algo else f"Each algorithm's own options: {PROG} train --algo ALGO --help")
+    p.add_argument("--algo", required=True, choices=sorted(TRAINERS))
+    if algo:
+        from .baselines.training import add_arguments
+
+        add_arguments(p.add_argument_group(f"{algo} arguments"), _trainer(algo).Args)
+        return p
+    try:
+        from .baselines.training import CommonArgs, add_arguments
+    except ImportError:  # without the rl extra: --algo only
+        return p
+    add_arguments(p.add_argument_group("arguments every algorithm takes"), CommonArgs)
+    return p
+
+
+def _trainer(algo: str):
     import importlib
 
     try:
-        module = importlib.import_module(f"proactive_env.baselines.{TRAINERS[args.algo]}")
+        return importlib.import_module(f"proactive_env.baselines.{TRAINERS[algo]}")
     except ImportError as exc:
-        print(f"error: training needs the rl extra ({exc.name} is missing): pip install 'proactivity-gym[rl]'",
-              file=sys.stderr)
-        return 2
-    from .baselines.training import parse_args
+        raise UsageError(f"training needs the rl extra ({exc.name} is missing): pip install -e '.[rl]'") from None
 
-    path = module.train(parse_args(module.Args, rest))
+
+def _train(args) -> int:
+    pre = argparse.ArgumentParser(add_help=False)  # which algorithm's options to offer
+    pre.add_argument("--algo")
+    known, _ = pre.parse_known_args(args.rest)
+    parsed = vars(_train_parser(known.algo if known.algo in TRAINERS else None).parse_args(args.rest))
+    algo = parsed.pop("algo")
+    module = _trainer(algo)
+    path = module.train(module.Args(**parsed))
     print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
-          f"evaluate with: proactivity-gym eval --agents sb3:{path}")
+          f"evaluate with: {PROG} eval --agents sb3:{path}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="proactivity-gym", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+# ---------------------------------------------------------------------------------- report / show
+def _add_report(sub) -> None:
+    p = sub.add_parser("report", help="compare every agent found in eval output folders: leaderboard, plots, HTML",
+                       description="Compare every agent found in one or more eval output folders: a leaderboard "
+                                   "(markdown and CSV; overall, per scenario, per persona, per metric, with 95% "
+                                   "CIs and n), bar and radar plots of the 3T, and one self-contained HTML page "
+                                   "linking each run's episode view.")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="eval output folders (each with trajectories/)")
+    p.add_argument("--out", help="report folder (default: DIR/report for one DIR, else ./report)")
+    p.add_argument("--reported", action="store_true",
+                   help="add reference rows: model figures published in the paper, labelled as reported (not re-run)")
+    p.add_argument("--episodes", choices=("all", "first", "none"), default="all",
+                   help="episode pages to draw: every run, the first seed of each agent × scenario × persona, or none")
+    p.add_argument("--formats", default="png,svg", help="plot formats, comma-separated from png, svg")
+    p.set_defaults(func=_report)
 
-    p = sub.add_parser("validate", help="check scenario files")
-    p.add_argument("files", nargs="+")
-    p.set_defaults(func=_validate)
 
-    p = sub.add_parser("check", help="play the oracle and baselines on a scenario file against the acceptance rules")
-    p.add_argument("file")
-    p.add_argument("--seeds", type=int, default=3)
-    p.set_defaults(func=_check)
+def _report(args) -> int:
+    from .report import build_report
 
-    p = sub.add_parser("schema", help="print the JSON Schema of a scenario file")
-    p.set_defaults(func=_schema)
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    if not formats or set(formats) - {"png", "svg"}:
+        raise UsageError(f"--formats: expected png and/or svg, got {args.formats!r}")
+    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
+    try:
+        summary = build_report([Path(d) for d in args.dirs], out, reported=args.reported, episodes=args.episodes,
+                               formats=formats)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(summary)
+    return 0
 
-    p = sub.add_parser("run", help="play one episode and print its timeline")
-    p.add_argument("--scenario", default="monitor", help="a shipped scenario's name or a scenario file")
-    p.add_argument("--persona", default="operator", choices=["reviewer", "planner", "operator"])
-    p.add_argument("--agent", default="oracle")
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_run)
 
-    p = sub.add_parser("train", help="train an SB3 / sb3-contrib agent (further --options: see the trainer's Args)")
-    p.add_argument("--algo", required=True, choices=sorted(TRAINERS))
-    p.set_defaults(func=_train, passthrough=True)
+def _add_show(sub) -> None:
+    p = sub.add_parser("show", help="draw one episode from a saved trajectory (PNG and HTML)",
+                       description="Draw one episode from a trajectory file: the user's days, sleep and busy "
+                                   "blocks, each resource's use, the TA windows, one lane per task with the "
+                                   "agent's actions by verb and depth, the user's decisions and trust over time; "
+                                   "the HTML page adds an LLM agent's transcript when the file has one.")
+    p.add_argument("trajectory", help="a trajectory file (eval's OUT/trajectories/…, or `run --save`)")
+    p.add_argument("--out", help="output path without extension (default: the trajectory's, beside it)")
+    p.add_argument("--formats", default="png,html", help="comma-separated from png, svg, html")
+    p.set_defaults(func=_show)
 
-    p = sub.add_parser("eval", help="evaluate agents and print the results table")
-    p.add_argument("--agents", default="oracle,policy-follower,always-suggest,always-execute,random,noop")
-    p.add_argument("--scenarios", default="all")
-    p.add_argument("--personas", default="all")
-    p.add_argument("--seeds", type=int, default=3, help="runs per scenario–persona pair")
-    p.add_argument("--seed", type=int, default=0, help="first seed")
-    p.add_argument("--out", default="results")
-    p.add_argument("--concurrency", type=int, default=1, help="runs played at once (threads)")
-    p.add_argument("--add", action="store_true",
-                   help="add this configuration to an --out folder that holds another one (else refused)")
-    p.add_argument("--max-faults", type=int, default=10,
-                   help="faults (tool calls the world failed on) a run may have and still be kept")
-    p.add_argument("--on-fault", choices=["error", "retry"], default="error",
-                   help="a run over its fault budget is marked errored, or played once more first")
-    p.add_argument("--trust-model-files", action="store_true",
-                   help="let sb3:PATH unpickle anything the model file holds (runs code from it: only your own files)")
-    llm = p.add_argument_group("LLM agents (openai:MODEL) and the user-reply rephraser")
-    llm.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
-                                        "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
-    llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                     help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
-    llm.add_argument("--temperature", type=float, default=0.0)
-    llm.add_argument("--max-tokens", type=int, default=1024, help="per model answer")
-    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    llm.add_argument("--retries", type=int, default=3, help="further attempts after a failed request")
-    llm.add_argument("--rephraser", metavar="MODEL",
-                     help="reword the simulated user's replies with this model (never changes a decision)")
-    llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
-    p.set_defaults(func=_eval)
 
-    p = sub.add_parser("rescore", help="re-score saved trajectories with other judges, without re-running episodes")
-    p.add_argument("dir", help="an eval output folder (with trajectories/)")
-    p.add_argument("--judge", action="append", metavar="SPEC",
-                   help="'rubric' or 'openai:MODEL@BASE_URL'; repeat to average judges (default: rubric)")
-    p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
-    p.add_argument("--cache", help="verdict cache folder (default ~/.cache/proactivity-gym/judges)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM request")
-    p.add_argument("--retries", type=int, default=3, help="further attempts after a failed LLM request")
-    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubling after each")
-    p.set_defaults(func=_rescore)
+def _show(args) -> int:
+    from .report.episode import write_episode
+
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    if not formats or set(formats) - {"png", "svg", "html"}:
+        raise UsageError(f"--formats: expected png, svg and/or html, got {args.formats!r}")
+    stem = Path(args.out) if args.out else Path(args.trajectory).with_suffix("")
+    try:
+        written = write_episode(Path(args.trajectory), stem, formats)
+    except (ValueError, ScenarioError) as exc:
+        raise UsageError(str(exc)) from None
+    print("\n".join(str(p) for p in written))
+    return 0
+
+
+# ---------------------------------------------------------------------------------- main
+SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, rest = build_parser().parse_known_args(argv)
-    if rest and not getattr(args, "passthrough", False):
-        build_parser().parse_args(argv)  # reports the unknown arguments and exits
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if getattr(args, "passthrough", False):
+        args.rest = rest
+    elif rest:
+        parser.parse_args(argv)  # reports the unknown arguments and exits
     try:
-        return args.func(args, rest) if getattr(args, "passthrough", False) else args.func(args)
-    except (ScenarioError, ValueError, OSError) as exc:  # bad input: one line, never a traceback
-        print(f"error: {exc}", file=sys.stderr)
+        return args.func(args)
+    except (UsageError, ScenarioError) as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:  # bad input met deeper down: one line, never a traceback
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
         return 2
 
 

@@ -5,7 +5,7 @@ Layout of an output folder::
     DIR/manifest.json                                             what the folder holds (below)
     DIR/trajectories/<agent>/<scenario>-<persona>-s<seed>.json   one per finished run
     DIR/errored/<agent>/<scenario>-<persona>-s<seed>.json        runs over their fault budget
-    DIR/results.json                                              rows agent × scenario × persona
+    DIR/results.json                                              rows agent × scenario × persona, with units
     DIR/.lock                                                     held while an evaluation writes
 
 The manifest records, per agent, the configuration its runs were made with: the agent's settings
@@ -45,7 +45,7 @@ import gymnasium as gym
 
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
-from .scoring import aggregate, load_trajectory, write_json_atomic
+from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 from .spec.loader import scenario_dir
@@ -472,7 +472,7 @@ def write_results(out: Path, runs: list[_Run], records: dict[RunKey, dict], erro
         row["suite_version"] = labels.get(row["agent"], {}).get("suite_version", SUITE_VERSION)
         if counts.get((row["agent"], row["scenario"], row["persona"])):
             row["errored"] = counts[(row["agent"], row["scenario"], row["persona"])]
-    write_json_atomic(out / "results.json", rows)
+    write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
     return rows
 
 

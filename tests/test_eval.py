@@ -21,9 +21,9 @@ def test_eval_cli_prints_table_and_writes_results(tmp_path):
     proc = cli("eval", "--agents", "oracle,noop", "--scenarios", "monitor", "--personas", "all",
                "--seeds", "2", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    for header in ("TC", "TA %", "TR-D %", "TR-J", "Cont. %", "J", "By persona"):
+    for header in ("TC", "TA %", "TR-D %", "TR-J", "Cont. %", "J", "By persona", "continuation quality"):
         assert header in proc.stdout
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert len(rows) == 2 * 3
     assert all(set(KEYS) <= set(row) and row["runs"] == 2 for row in rows)
     assert len(list((tmp_path / "trajectories").rglob("*.json"))) == 2 * 3 * 2
@@ -37,7 +37,7 @@ def test_eval_resumes_without_rerunning(tmp_path):
     evaluate(keys, tmp_path, make_agent, on_run=lambda key, skipped: seen.append((key, skipped)))
     assert [skipped for _, skipped in seen] == [True] * 4 + [False] * 2
     assert all(k.path(tmp_path).stat().st_mtime_ns == stamps[k] for k in keys[:4])
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert sorted(r["runs"] for r in rows) == [3, 3]
 
 

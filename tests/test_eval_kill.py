@@ -66,5 +66,5 @@ def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency)
     for name in files:
         trajectory = load_trajectory(trajectories / name)
         assert trajectory["llm_usage"]["calls"] == len(trajectory["actions"])
-    rows = json.loads((out / "results.json").read_text())
+    rows = json.loads((out / "results.json").read_text())["rows"]
     assert sorted(r["persona"] for r in rows) == sorted(PERSONAS) and all(r["runs"] == 2 for r in rows)

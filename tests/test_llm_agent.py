@@ -182,7 +182,7 @@ def test_failing_endpoint_gives_a_clear_error_and_keeps_results(fresh, tmp_path,
     assert len(lines) == 1 and lines[0].startswith("error: LLM endpoint ") and expected in lines[0]
     assert url.rstrip("/") in lines[0] and "'test-model'" in lines[0] and "resume" in lines[0]
     assert len(fresh.requests) == attempts
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert [r["agent"] for r in rows] == ["oracle"]
     assert (tmp_path / "trajectories" / "oracle" / "monitor-planner-s0.json").exists()
     assert not list((tmp_path / "trajectories").glob("openai*/*.json"))
@@ -212,7 +212,7 @@ def test_concurrency_gives_the_same_scores(fresh, tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         runs = {p.name: json.loads(p.read_text()) for p in (out / "trajectories").rglob("*.json")}
-        results[concurrency] = (json.loads((out / "results.json").read_text()),
+        results[concurrency] = (json.loads((out / "results.json").read_text())["rows"],
                                 {name: (t["scores"], t["actions"]) for name, t in runs.items()})
     assert len(results[1][1]) == 6 and results[1] == results[3]
     assert any(s["TR_D"] > 0 for s, _ in results[1][1].values())

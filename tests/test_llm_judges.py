@@ -295,7 +295,7 @@ def test_rescore_with_a_scripted_llm_judge(openai_server, eval_dir, tmp_path, ca
                            {o.task: 3.0 for o in outcomes if o.active})
         records.append(run_record(RunKey(t["agent"], t["scenario"], t["persona"], t["seed"]), {"scores": scores}))
     expected = [{**row, "suite_version": SUITE_VERSION} for row in aggregate(records, ("agent", "scenario", "persona"))]
-    rows = json.loads(out.read_text())
+    rows = json.loads(out.read_text())["rows"]
     assert rows == expected and all(r["TA"] == 0.0 and r["TR_J"] == 3.0 for r in rows)
     asked = len(openai_server.requests)
     # with the rubric too: averaged, an agreement table, and no LLM request asked twice
@@ -303,8 +303,8 @@ def test_rescore_with_a_scripted_llm_judge(openai_server, eval_dir, tmp_path, ca
     printed = capsys.readouterr().out
     assert "Pearson" in printed and "openai:judge-a" in printed and "TR_J" in printed
     assert len(openai_server.requests) == asked
-    mixed = json.loads(out.read_text())
-    original = json.loads((eval_dir / "results.json").read_text())
+    mixed = json.loads(out.read_text())["rows"]
+    original = json.loads((eval_dir / "results.json").read_text())["rows"]
     assert [m["TR_J"] for m in mixed] == pytest.approx([(o["TR_J"] + 3.0) / 2 for o in original])
 
 

@@ -12,7 +12,7 @@ from proactive_env.baselines.training import make_single_env, parse_args  # noqa
 from proactive_env.evaluate import evaluate, plan  # noqa: E402
 
 SMALL = ["--timesteps", "2048", "--eval-freq", "1024", "--eval-episodes", "1", "--checkpoint-freq", "1024",
-         "--progress-bar", "0"]
+         "--no-progress-bar"]
 
 
 def check_outputs(out, path):

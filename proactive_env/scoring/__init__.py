@@ -2,11 +2,12 @@
 
 from .judge import DIAGNOSTICS, Judge, RubricJudge
 from .metrics import RunScorer, TaskScore, Weights, score_run, score_task, tr_j_estimate
-from .results import aggregate, bootstrap_ci
+from .results import METRICS, UNITS, aggregate, load_results, results_document, stratified_bootstrap
 from .trajectory import load_trajectory, make_trajectory, rescore, write_json_atomic
 
 __all__ = [
-    "DIAGNOSTICS", "Judge", "RubricJudge", "RunScorer", "TaskScore", "Weights", "aggregate", "bootstrap_ci",
+    "DIAGNOSTICS", "Judge", "RubricJudge", "RunScorer", "TaskScore", "Weights", "METRICS", "UNITS", "aggregate", "load_results", "results_document",
+    "stratified_bootstrap",
     "load_trajectory", "make_trajectory", "rescore", "score_run", "score_task", "tr_j_estimate",
     "write_json_atomic",
 ]

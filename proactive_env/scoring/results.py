@@ -1,58 +1,161 @@
-"""Aggregation of runs into the results table, with bootstrap 95% confidence intervals."""
+"""One scale for every number, and the aggregation of runs into results tables.
+
+Data — ``info["scores"]``, trajectories, results.json, eval.csv, the report's CSV — always holds
+metrics on the scale of :data:`UNITS` (TA, TR-D, J and continuation as fractions in [0, 1], TC in
+points 0–100, TR-J a rating 1–5). Percentages exist only on screen, and their headers say so
+(:func:`header`, :func:`display`).
+
+Confidence intervals are a stratified bootstrap: runs are resampled *within* each
+scenario × persona cell (they are exchangeable only there), so a row that pools cells keeps
+each cell's share. An interval needs at least two runs in every cell it pools; otherwise it is
+``None`` in data and "n/a" on screen.
+"""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
+RESULTS_FORMAT = "proactivity-gym/results-2"
 METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")
-PERCENT = {"TA", "TR_D", "continuation"}  # stored as fractions, reported as %
+STRATA = ("scenario", "persona")
 BOOTSTRAP_SAMPLES = 2000
+CONFIDENCE = 0.95
+
+UNITS: dict[str, dict] = {
+    "TC": {"unit": "points", "range": [0, 100], "name": "task capability",
+           "description": "weighted mean over scored tasks of Evidence, Outputs, Constraints, Semantics, Completion"},
+    "TA": {"unit": "fraction", "range": [0, 1], "name": "temporal allocation",
+           "description": "share of the run's TA decisions with the urgent task done now and the competing one "
+                          "explicitly deferred or allocated (now ∧ later)"},
+    "TR_D": {"unit": "fraction", "range": [0, 1], "name": "trust: depth agreement",
+             "description": "share of scored tasks whose every intervention was at the depth the user wanted"},
+    "TR_J": {"unit": "rating", "range": [1, 5], "name": "trust: judged",
+             "description": "mean of understandability, competence, reliability, attachment and faith"},
+    "J": {"unit": "fraction", "range": [0, 1], "name": "overall objective",
+          "description": "λ_TC·TC/100 + λ_TA·TA + λ_TR·(TR_D + (TR_J − 1)/4)/2"},
+    "continuation": {"unit": "fraction", "range": [0, 1], "name": "continuation quality",
+                     "description": "plan for the deferred work: 1 concrete and feasible, 0.5 vague, 0 none "
+                                    "(reported beside TA, not part of it)"},
+}
+
+# How each metric is shown: (column header, factor from the data scale, format).
+_DISPLAY = {
+    "TC": ("TC", 1.0, "{:.1f}"), "TA": ("TA %", 100.0, "{:.1f}"), "TR_D": ("TR-D %", 100.0, "{:.1f}"),
+    "TR_J": ("TR-J", 1.0, "{:.2f}"), "J": ("J", 1.0, "{:.3f}"), "continuation": ("Cont. %", 100.0, "{:.1f}"),
+}
+LEGEND = ("TC: task capability, 0–100; TA %: share of TA decisions handled now ∧ later; TR-D %: share of tasks "
+          "at the user's depth; TR-J: judged trust, 1–5; J: weighted 3T objective, 0–1; Cont. %: continuation "
+          "quality of deferred work (1 concrete, 0.5 vague, 0 none); CI: 95% stratified bootstrap within "
+          "scenario × persona, n/a below 2 runs per cell")
 
 
-def bootstrap_ci(values: list[float], seed: int = 0, samples: int = BOOTSTRAP_SAMPLES) -> tuple[float, float]:
-    """Percentile bootstrap 95% CI of the mean (a fixed seed keeps tables reproducible)."""
+def header(metric: str) -> str:
+    """The on-screen column header of ``metric`` (with "%" where it is shown as a percentage)."""
+    return _DISPLAY[metric][0]
+
+
+def display(metric: str, value: float | None) -> str:
+    """``value`` (on the data scale) as shown on screen."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "n/a"
+    _, factor, fmt = _DISPLAY[metric]
+    return fmt.format(value * factor)
+
+
+def display_ci(metric: str, ci: Sequence[float] | None) -> str:
+    if ci is None:
+        return "n/a"
+    return f"[{display(metric, ci[0])}, {display(metric, ci[1])}]"
+
+
+def _cells(members: list[dict], strata: Sequence[str]) -> list[np.ndarray]:
+    """Indices of ``members`` grouped by their stratum."""
+    cells: dict[tuple, list[int]] = defaultdict(list)
+    for i, m in enumerate(members):
+        cells[tuple(m.get(k) for k in strata)].append(i)
+    return [np.asarray(v) for _, v in sorted(cells.items(), key=lambda kv: str(kv[0]))]
+
+
+def stratified_bootstrap(values: Sequence[float], cells: list[np.ndarray], statistic=np.mean, seed: int = 0,
+                         samples: int = BOOTSTRAP_SAMPLES) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of ``statistic`` over ``values``, resampling within each cell
+    (index arrays into ``values``) and keeping every cell's size. None when a cell has fewer
+    than two runs: one run says nothing about the spread. A fixed seed keeps tables reproducible."""
     data = np.asarray(values, dtype=float)
-    if len(data) < 2:
-        return (float(data.mean()), float(data.mean())) if len(data) else (float("nan"), float("nan"))
+    if not cells or min(len(c) for c in cells) < 2:
+        return None
     rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(samples, len(data)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
+    picks = [cell[rng.integers(0, len(cell), size=(samples, len(cell)))] for cell in cells]
+    resampled = data[np.concatenate(picks, axis=1)]
+    stats = np.asarray([statistic(row) for row in resampled]) if statistic is not np.mean else resampled.mean(axis=1)
+    alpha = (1.0 - CONFIDENCE) / 2.0
+    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
 
 
-def _bootstrap_cis(columns: np.ndarray, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES) -> list[tuple[float, float]]:
-    """``bootstrap_ci`` of each column of a runs × metrics array, from one shared resampling
-    (the same draws ``bootstrap_ci`` makes for each, so the same intervals, in one pass)."""
-    n = len(columns)
-    if n < 2:
-        return [bootstrap_ci(list(col), seed, samples) for col in columns.T]
-    rng = np.random.default_rng(seed)
-    means = columns[rng.integers(0, n, size=(samples, n))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5], axis=0)
-    return [(float(a), float(b)) for a, b in zip(lo, hi)]
+def iqm(values: Sequence[float]) -> float:
+    """Interquartile mean: the mean of the middle 50% (rliable's robust aggregate)."""
+    data = np.sort(np.asarray(values, dtype=float))
+    n = len(data)
+    if n < 4:
+        return float(data.mean()) if n else float("nan")
+    cut = n // 4
+    return float(data[cut:n - cut].mean())
 
 
-def _display(metric: str, value: float) -> float:
-    return 100.0 * value if metric in PERCENT else value
-
-
-def aggregate(runs: Iterable[dict], keys: tuple[str, ...]) -> list[dict]:
-    """Group run records (each with agent, scenario, persona and a ``scores`` dict) by ``keys``;
-    each row carries the run count and, per metric, the mean and its 95% CI (TA, TR-D and
-    continuation in %)."""
+def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str] = STRATA) -> list[dict]:
+    """Group run records (each with agent, scenario, persona and a ``scores`` dict) by ``keys``.
+    Each row carries ``runs`` (n), ``cells`` (scenario × persona cells pooled) and, per metric,
+    the mean on the data scale and ``<metric>_ci``: its 95% stratified bootstrap CI or None."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for run in runs:
         groups[tuple(run[k] for k in keys)].append(run)
+    within = [k for k in strata if k not in keys]
     rows = []
     for key, members in sorted(groups.items()):
         row = dict(zip(keys, key))
         row["runs"] = len(members)
-        columns = np.array([[_display(metric, m["scores"][metric]) for metric in METRICS] for m in members], dtype=float)
-        for metric, values, ci in zip(METRICS, columns.T, _bootstrap_cis(columns)):
+        cells = _cells(members, within)
+        row["cells"] = len(cells)
+        for metric in METRICS:
+            values = [m["scores"][metric] for m in members]
             row[metric] = float(np.mean(values))
-            row[f"{metric}_ci"] = list(ci)
+            ci = stratified_bootstrap(values, cells)
+            row[f"{metric}_ci"] = list(ci) if ci is not None else None
         rows.append(row)
     return rows
+
+
+def results_document(rows: list[dict], suite_version: str) -> dict:
+    """results.json: the rows with the units and the interval method that give them meaning."""
+    return {
+        "format": RESULTS_FORMAT,
+        "suite_version": suite_version,
+        "units": UNITS,
+        "ci": {"method": "percentile bootstrap, resampled within scenario × persona", "level": CONFIDENCE,
+               "samples": BOOTSTRAP_SAMPLES, "null_when": "a cell has fewer than 2 runs"},
+        "rows": rows,
+    }
+
+
+def load_results(path: str | Path) -> dict:
+    """A results.json as a document; the older bare list of rows (TA, TR-D and continuation in %)
+    is converted to the data scale."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: expected a results.json file: {exc}") from None
+    if isinstance(data, list):
+        rows = [{**r, **{m: r[m] / 100.0 for m in ("TA", "TR_D", "continuation") if m in r},
+                 **{f"{m}_ci": [v / 100.0 for v in r[f"{m}_ci"]] for m in ("TA", "TR_D", "continuation")
+                    if r.get(f"{m}_ci")}} for r in data]
+        return results_document(rows, rows[0].get("suite_version", "") if rows else "")
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+        raise ValueError(f"{path}: format: expected {RESULTS_FORMAT!r}")
+    return data
