@@ -96,7 +96,7 @@ def test_one_odd_tool_call_does_not_end_the_evaluation(tmp_path):
         proc = cli("eval", "--agents", "openai:test-model", "--scenarios", "monitor", "--personas", "operator",
                    "--seeds", "1", "--base-url", server.base_url, "--retries", "0", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert rows[0]["runs"] == 1
 
 
@@ -291,7 +291,7 @@ def test_zero_seeds_is_refused_and_keeps_results(tmp_path):
 def test_a_second_configuration_into_the_same_out_keeps_the_first_rows(tmp_path):
     evaluate(plan(["noop"], ["monitor"], ["operator"], range(1)), tmp_path, make_agent)
     evaluate(plan(["random"], ["monitor"], ["operator"], range(1)), tmp_path, make_agent)
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert sorted(r["agent"] for r in rows) == ["noop", "random"]
 
 
@@ -303,7 +303,7 @@ def test_resume_refuses_trajectories_of_another_configuration(tmp_path, monkeypa
         evaluate(keys, tmp_path, make_agent)
     records = evaluate(keys, tmp_path, make_agent, add=True)
     assert len(records) == 2 and all(r["agent"].startswith("noop@") for r in records)
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert sorted((r["agent"].split("@")[0], r["runs"]) for r in rows) == [("noop", 1), ("noop", 2)]
 
 
@@ -317,7 +317,7 @@ def test_resume_refuses_another_temperature_or_endpoint(tmp_path):
         proc = cli(*command("--temperature", "0.7"))
         assert proc.returncode == 2 and one_line_error(proc) and "temperature 0.0 → 0.7" in proc.stderr
         assert cli(*command("--temperature", "0.7", "--add")).returncode == 0
-    rows = json.loads((tmp_path / "results.json").read_text())
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert len(rows) == 2
 
 
