@@ -228,8 +228,8 @@ class ChatClient:
         if "error" in box:
             raise box["error"]
         choices = getattr(box["response"], "choices", None)  # a body that is not a completion has none
-        if not choices:
-            raise ValueError("the response has no choices")
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise ValueError("the response has no choices with a message")
         self.usage.add(getattr(box["response"], "usage", None))
         return choices[0].message
 
