@@ -12,7 +12,7 @@ TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
 
 def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Agent:
     """An agent from its name (``oracle``, ``noop``, ``random``, ...), ``sb3:PATH`` (a model
-    saved by ``proactivity-gym train``) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
+    saved by ``proactivity-gym train``), ``rllib:PATH`` (an RLlib policy folder), ``bc:PATH`` (a behaviour-cloning policy) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
     endpoint). ``llm_options`` (``base_url``, ``temperature``, ... of ``OpenAIAgent``) apply to
     ``openai:`` agents only, so one set of options serves a mixed list of agents.
     ``trust_model_files`` lets ``sb3:`` unpickle what the model file holds (runs code from it)."""
@@ -22,11 +22,21 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
         from .learned import load_agent
 
         return load_agent(spec, trust=trust_model_files)
+    if spec.startswith("bc:"):
+        try:
+            from .bc import load_bc_agent
+        except ImportError as exc:
+            raise ValueError(f"{spec}: needs torch ({exc.name} is missing): pip install 'proactivity-gym[minari]'") from None
+        return load_bc_agent(spec)
+    if spec.startswith("rllib:"):
+        from .learned import load_rllib_agent
+
+        return load_rllib_agent(spec)
     if spec in TEXT_SCRIPTED:
         return TEXT_SCRIPTED[spec]()
     if spec not in SCRIPTED:
         raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED)}, "
-                         "sb3:PATH or openai:MODEL")
+                         "sb3:PATH, rllib:PATH, bc:PATH or openai:MODEL")
     return SCRIPTED[spec]()
 
 

@@ -141,3 +141,51 @@ def load_agent(spec: str, trust: bool = False) -> PolicyAgent:
     except Exception as exc:  # a damaged zip, weights of another shape, ...
         raise ValueError(f"{spec}: cannot load the model ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from None
     return PolicyAgent(model, algo, observation, name=spec, model_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+class RLlibAgent:
+    """Plays an RLlib RL module trained on the masked-dict observation (``MaskedPPOTorchRLModule``):
+    the most likely valid action."""
+
+    def __init__(self, module, name: str = "rllib"):
+        self.module, self.name = module, name
+        self.masker = None
+
+    def reset(self, env: Any, seed: int) -> None:
+        from proactive_env.wrappers import MaskedDictObservation
+
+        self.masker = MaskedDictObservation(env)  # a converter only; it never steps the env
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        masked = self.masker.observation(obs)
+        batch = {Columns.OBS: {k: torch.as_tensor(v)[None] for k, v in masked.items()}}
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        return int(torch.argmax(logits[0]))
+
+
+def load_rllib_agent(spec: str) -> RLlibAgent:
+    """``rllib:PATH`` → the RL module at PATH: ``policy/`` or ``best_policy/`` written by
+    ``proactivity-gym train --algo rllib-ppo``, or an algorithm checkpoint with one module."""
+    path = Path(spec.split(":", 1)[1]).resolve()
+    if not path.is_dir():
+        raise ValueError(f"{spec}: no saved RLlib policy at {path}")
+    modules = path / "learner_group" / "learner" / "rl_module"
+    if modules.is_dir():
+        found = sorted(p for p in modules.iterdir() if p.is_dir())
+        if len(found) != 1:
+            raise ValueError(f"{spec}: expected one RL module under {modules}, found {[p.name for p in found]}")
+        path = found[0]
+    try:
+        from ray.rllib.core.rl_module.rl_module import RLModule
+    except ImportError as exc:
+        raise ValueError(f"{spec}: needs the rllib extra ({exc.name} is missing): "
+                         "pip install 'proactivity-gym[rllib]'") from None
+    try:
+        module = RLModule.from_checkpoint(str(path))
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        raise ValueError(f"{spec}: {path} is not an RLlib RL module checkpoint ({exc})") from None
+    return RLlibAgent(module, name=spec)

@@ -18,7 +18,10 @@ from pathlib import Path
 from .spec import PERSONAS, SUITE_VERSION, ScenarioError, json_schema, load_file, shipped_names
 
 PROG = "proactivity-gym"
-TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn"}
+TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib",
+            "bc": "bc"}
+TRAINER_EXTRAS = {"rllib-ppo": "rllib", "bc": "minari"}  # the rest need the rl extra
+AGENT_PREFIXES = {"rllib-ppo": "rllib", "bc": "bc"}  # the rest save sb3: models
 DEFAULT_AGENTS = "oracle,policy-follower,always-suggest,always-execute,random,noop"
 
 
@@ -102,7 +105,8 @@ def agent_help() -> str:
     from .baselines import SCRIPTED, TEXT_SCRIPTED
 
     names = ", ".join([*SCRIPTED, *TEXT_SCRIPTED])
-    return f"{names}; sb3:PATH (a model saved by `train`); openai:MODEL (an LLM on --base-url)"
+    return (f"{names}; sb3:PATH, rllib:PATH or bc:PATH (a policy saved by `train`); "
+            "openai:MODEL (an LLM on --base-url)")
 
 
 def scenario_ref(text: str) -> tuple[str, str | None]:
@@ -263,6 +267,9 @@ def _add_eval(sub) -> None:
                         "more first")
     p.add_argument("--trust-model-files", action="store_true",
                    help="let sb3:PATH unpickle whatever the model file holds (runs code from it: only files you made)")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="play each run as a Ray task: on the cluster at ADDRESS, or (no ADDRESS) on a local Ray of "
+                        "--concurrency CPUs (1: all cores) started and stopped here; needs the rllib extra")
     _add_llm_options(p)
     p.set_defaults(func=_eval)
 
@@ -303,6 +310,24 @@ def _eval_plan(args) -> tuple[list[str], list[str], list[str]]:
 
 
 def _eval(args) -> int:
+    if args.ray is None:
+        return _eval_here(args)
+    try:  # --ray: the same evaluation, each run a Ray task; files are written here as without it
+        from .ray_eval import ray_session
+    except ImportError as exc:
+        raise UsageError(f"--ray needs the rllib extra ({exc.name} is missing): pip install -e '.[rllib]'") from None
+    with ray_session(args.ray, args.concurrency if args.concurrency > 1 else None) as cpus:
+        return _eval_here(args, ray_cpus=cpus)
+
+
+def _ray_player(llm_options: dict, text_options: dict | None):
+    from .baselines import make_agent
+    from .ray_eval import agent_factory, ray_player
+
+    return ray_player(agent_factory(make_agent, llm_options), text_options)
+
+
+def _eval_here(args, ray_cpus: int = 0) -> int:
     try:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -341,9 +366,10 @@ def _eval(args) -> int:
 
         previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
         try:
+            player = _ray_player(llm_options, text_options) if ray_cpus else None
             records = evaluate(keys, out, lambda spec: _make_agent(spec, **llm_options), on_run=step,
-                               concurrency=args.concurrency, text_options=text_options, add=args.add,
-                               faults=budget, command=sys.argv)
+                               concurrency=ray_cpus or args.concurrency, text_options=text_options, player=player,
+                               add=args.add, faults=budget, command=sys.argv)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
@@ -479,7 +505,8 @@ def _rescore(args) -> int:
 
 # ---------------------------------------------------------------------------------- train
 def _add_train(sub) -> None:
-    p = sub.add_parser("train", help="train an SB3 / sb3-contrib agent (`train --algo ALGO --help`: every option)",
+    p = sub.add_parser("train", help="train an SB3 / sb3-contrib, RLlib (rllib-ppo) or behaviour-cloning (bc) agent "
+                                     "(`train --algo ALGO --help`: every option)",
                        add_help=False)
     p.set_defaults(func=_train, passthrough=True)  # its options depend on --algo: parsed in _train
 
@@ -510,7 +537,8 @@ def _trainer(algo: str):
     try:
         return importlib.import_module(f"proactive_env.baselines.{TRAINERS[algo]}")
     except ImportError as exc:
-        raise UsageError(f"training needs the rl extra ({exc.name} is missing): pip install -e '.[rl]'") from None
+        extra = TRAINER_EXTRAS.get(algo, "rl")
+        raise UsageError(f"{algo} needs the {extra} extra ({exc.name} is missing): pip install -e '.[{extra}]'") from None
 
 
 def _train(args) -> int:
@@ -522,7 +550,49 @@ def _train(args) -> int:
     module = _trainer(algo)
     path = module.train(module.Args(**parsed))
     print(f"model: {path}; learning curve: {path.parent / 'learning_curve.png'}; "
-          f"evaluate with: {PROG} eval --agents sb3:{path}")
+          f"evaluate with: {PROG} eval --agents {AGENT_PREFIXES.get(algo, 'sb3')}:{path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- dataset
+def _add_dataset(sub) -> None:
+    p = sub.add_parser("dataset", help="record agents' episodes as a local Minari dataset",
+                       description="Record agents' episodes as a local Minari dataset: observations (the Dict, "
+                                   "action_mask included), actions, rewards, terminations; each episode's "
+                                   "metadata holds its agent, scenario, persona, seed and 3T scores. Read it back "
+                                   "with minari.load_dataset(NAME). Needs the minari extra.")
+    p.add_argument("--agents", default="oracle", help=f"comma-separated: {agent_help()}")
+    p.add_argument("--scenarios", default="all", help=f"'all' or comma-separated from {', '.join(shipped_names())}")
+    p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
+    p.add_argument("--seeds", default="0-9", help="e.g. 0-99 or 0,3,7: training seeds (< 1000)")
+    p.add_argument("--out", required=True, metavar="NAME", help="the dataset id, e.g. proactivity/oracle-v0")
+    p.add_argument("--data-path", help="where datasets live (default: $MINARI_DATASETS_PATH or ~/.minari/datasets)")
+    p.add_argument("--allow-test-seeds", action="store_true", help="also record seeds >= 1000 (the test split)")
+    p.set_defaults(func=_dataset)
+
+
+def _dataset(args) -> int:
+    if args.data_path:
+        os.environ["MINARI_DATASETS_PATH"] = str(Path(args.data_path).resolve())
+    try:
+        import minari  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(f"datasets need the minari extra ({exc.name} is missing): pip install -e '.[minari]'") from None
+    from .baselines import make_agent
+    from .dataset import parse_seeds, write_dataset
+    from .evaluate import resolve
+
+    try:
+        scenarios, personas = resolve(args.scenarios, args.personas)
+        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+        for agent in agents:
+            make_agent(agent)
+        dataset = write_dataset(args.out, agents, scenarios, personas, parse_seeds(args.seeds), make_agent,
+                                args.allow_test_seeds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"dataset {args.out}: {dataset.total_episodes} episodes, {dataset.total_steps} steps in "
+          f"{os.environ.get('MINARI_DATASETS_PATH', '~/.minari/datasets')}; read with minari.load_dataset({args.out!r})")
     return 0
 
 
@@ -587,7 +657,7 @@ def _show(args) -> int:
 
 
 # ---------------------------------------------------------------------------------- main
-SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train)
+SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_dataset)
 
 
 def build_parser() -> Parser:

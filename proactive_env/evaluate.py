@@ -321,13 +321,14 @@ class _Run:
 
 def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
              on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None, concurrency: int = 1,
-             text_options: dict | None = None, *, add: bool = False, faults: FaultBudget | None = None,
-             command: list[str] | None = None) -> list[dict]:
+             text_options: dict | None = None, player: Callable[[RunKey], dict] | None = None, *,
+             add: bool = False, faults: FaultBudget | None = None, command: list[str] | None = None) -> list[dict]:
     """Play every run not already on disk, ``concurrency`` at a time; returns the run records of
     ``keys`` that are kept (finished ones included) in plan order. Errors in the configuration
     (see the module) are raised before anything runs. An endpoint that stays unreachable or a
     folder that cannot be written stops new runs from starting; the runs under way finish and are
-    kept, then the failure is raised."""
+    kept, then the failure is raised. ``player`` (key → trajectory) plays a run elsewhere, e.g. as
+    a Ray task (``ray_eval.ray_player``); files are written here."""
     if concurrency < 1:
         raise EvalError(f"concurrency: expected at least 1, got {concurrency}")
     if len(set(keys)) != len(keys):
@@ -346,7 +347,7 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
         interim = _Interim(out, runs, records)
 
         def play_and_save(run: _Run) -> tuple[str, dict]:
-            status, trajectory = _play_within_budget(run, make_agent, text_options, budget)
+            status, trajectory = _play_within_budget(run, make_agent, text_options, budget, player)
             trajectory["config"] = {"label": run.label, "id": run.config_id}
             folder = "trajectories" if status == "kept" else "errored"
             path = out / folder / _safe(run.label) / run.key.file
@@ -407,13 +408,14 @@ def _finished(runs: list[_Run], out: Path) -> tuple[dict[RunKey, dict], dict[Run
     return records, errored
 
 
-def _play_within_budget(run: _Run, make_agent, text_options, budget: FaultBudget) -> tuple[str, dict]:
+def _play_within_budget(run: _Run, make_agent, text_options, budget: FaultBudget, player=None) -> tuple[str, dict]:
     """Play a run; ``"kept"`` with its trajectory if within the fault budget, else retried or
     ``"errored"`` with what is known of it. Endpoint failures are not faults: they stop the eval."""
     attempts = 1 + (budget.retries if budget.on_exceed == "retry" else 0)
     for attempt in range(attempts):
         try:
-            trajectory = play(make_agent(run.key.agent), run.key.scenario, run.key.persona, run.key.seed, text_options)
+            trajectory = player(run.key) if player else play(make_agent(run.key.agent), run.key.scenario,
+                                                             run.key.persona, run.key.seed, text_options)
         except (LLMEndpointError, OSError, MemoryError):
             raise
         except Exception as exc:  # a fault while playing: never the end of the evaluation

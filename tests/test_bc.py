@@ -1,0 +1,73 @@
+"""Behaviour cloning on a Minari dataset of the oracle: it fits the oracle's actions, saves,
+reloads as ``bc:PATH`` and plays only valid actions."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("minari")
+torch = pytest.importorskip("torch")
+
+from proactive_env.baselines import make_agent  # noqa: E402
+from proactive_env.baselines.bc import Args, load_bc_agent, train  # noqa: E402
+from proactive_env.cli import main  # noqa: E402
+from proactive_env.evaluate import play  # noqa: E402
+from proactive_env.spec import PERSONAS  # noqa: E402
+
+NAME = "proactivity/oracle-test-v0"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bc")
+    data = str(root / "datasets")
+    assert main(["dataset", "--agents", "oracle,random", "--scenarios", "monitor", "--seeds", "0-5",
+                 "--data-path", data, "--out", NAME]) == 0
+    path = train(Args(dataset=NAME, data_path=data, out=str(root / "bc"), epochs=40, net_arch="128,128"))
+    return path, json.loads((path.parent / "bc.json").read_text())
+
+
+def test_bc_fits_the_oracle_actions(trained):
+    path, report = trained
+    history = report["history"]
+    assert report["episodes"] == len(PERSONAS) * 6  # the oracle's episodes only, not random's
+    assert history[-1]["loss"] < history[0]["loss"] / 2
+    assert history[-1]["train_accuracy"] >= 0.9
+    assert (path.parent / "learning_curve.png").stat().st_size > 0
+
+
+def test_bc_agent_plays_valid_actions_and_is_deterministic(trained):
+    path, _ = trained
+    agent = make_agent(f"bc:{path}")
+    for persona in PERSONAS:
+        seen = []
+
+        class Checking:
+            name = agent.name
+
+            def reset(self, env, seed):
+                agent.reset(env, seed)
+
+            def act(self, obs, info):
+                action = agent.act(obs, info)
+                seen.append(bool(obs["action_mask"][action]))
+                return action
+
+        first = play(Checking(), "monitor", persona, 1000)
+        again = play(load_bc_agent(f"bc:{path}"), "monitor", persona, 1000)
+        assert first["actions"] == again["actions"] and all(seen)
+        assert 0.0 <= first["scores"]["J"] <= 1.0
+
+
+def test_bad_bc_inputs_are_clear_errors(trained, tmp_path):
+    path, report = trained
+    with pytest.raises(ValueError, match="no saved BC policy"):
+        make_agent(f"bc:{tmp_path / 'none.pt'}")
+    (tmp_path / "junk.pt").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="not a BC policy"):
+        make_agent(f"bc:{tmp_path / 'junk.pt'}")
+    data = report["args"]["data_path"]
+    with pytest.raises(ValueError, match="no episode of agent 'nobody'"):
+        train(Args(dataset=NAME, data_path=data, agent="nobody", out=str(tmp_path / "x"), epochs=1))
+    assert np.isfinite(report["history"][-1]["loss"])
