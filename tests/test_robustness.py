@@ -82,7 +82,7 @@ def test_a_fault_inside_a_tool_is_an_error_observation_and_a_counted_fault(monke
     def broken(self, args):
         raise KeyError("a bug in the world")
 
-    monkeypatch.setattr(type(env.unwrapped.world), "_tool_list_records", broken)
+    monkeypatch.setattr(type(env.unwrapped.toolbox), "_tool_list_records", broken)
     obs, _, terminated, _, info = env.step(call("list_records"))
     assert obs.startswith("Error: list_records could not be carried out") and not terminated
     assert info["faults"] == 1
@@ -101,12 +101,12 @@ def test_one_odd_tool_call_does_not_end_the_evaluation(tmp_path):
 
 
 def test_a_run_over_its_fault_budget_is_marked_errored_and_the_evaluation_goes_on(tmp_path, monkeypatch):
-    from proactive_env.sim.world import World
+    from proactive_env.sim import TextTools
 
     def broken(self, args):
         raise RuntimeError("a bug in the world")
 
-    monkeypatch.setattr(World, "_tool_list_records", broken)
+    monkeypatch.setattr(TextTools, "_tool_list_records", broken)
 
     class ListsRecords:
         name, face = "lister", "text"
@@ -241,8 +241,14 @@ def test_a_user_or_agent_trigger_without_at_is_one_located_line(tmp_path, monito
     task = next(t for t in monitor_data["tasks"] if t["trigger"]["type"] in ("user", "agent"))
     task["trigger"] = {"type": kind}
     index = monitor_data["tasks"].index(task)
-    with pytest.raises(ScenarioError, match=rf"untimed.yaml: tasks\[{index}\].trigger.at: expected the time"):
+    with pytest.raises(ScenarioError, match=r"untimed.yaml: tasks\[\d+\]\.") as err:
         load_file(write(tmp_path, "untimed", yaml.safe_dump(monitor_data, sort_keys=False)))
+    assert "\n" not in str(err.value)
+    from proactive_env.spec.models import Scenario
+    from proactive_env.spec.validate import semantic_errors
+
+    problems = semantic_errors(Scenario.model_validate(monitor_data))
+    assert any(path == f"tasks[{index}].trigger.at" for path, _ in problems)
 
 
 def test_validate_reports_every_file(tmp_path):

@@ -1,8 +1,9 @@
 """Trajectory files: everything a run leaves, so it can be re-scored without re-running.
 
-A trajectory is one JSON document: what was run (scenario and its version, persona, seed,
-agent), what happened (the agent's actions, the world's event log with every approval decision),
-the per-task outcomes and the TA outcome, and the scores computed at the time.
+A trajectory is one JSON document: what was run (scenario and its version, the seed's variant of
+it, persona, seed, face, agent), what happened (the agent's actions and the world's event log
+with every approval decision), and the scores computed at the time. The scores are a function of
+the log and the scenario alone, so ``rescore`` reproduces them exactly.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..sim import TAOutcome, TaskOutcome
-from ..spec import SUITE_VERSION, Scenario
+from ..spec import SUITE_VERSION, Scenario, load_scenario, shipped_names, variant
 from .judge import Judge
-from .metrics import Weights, score_run
+from .metrics import Weights, score_log
 
-FORMAT = "proactivity-gym/trajectory-1"
+FORMAT = "proactivity-gym/trajectory-2"
 
 
 def write_json_atomic(path: str | Path, data, durable: bool = True, indent: int | None = 1) -> None:
@@ -25,8 +25,8 @@ def write_json_atomic(path: str | Path, data, durable: bool = True, indent: int 
     beside it (created exclusively, so a planted symlink is never followed), then renamed over
     ``path`` (a symlink at ``path`` is replaced, not followed). ``durable``: fsync before the
     rename, so that the file survives a power cut too. ``indent=None``: compact (4x faster to
-    write: the C encoder). On any failure (a full disk) the temporary
-    file is removed and ``path`` is as it was."""
+    write: the C encoder). On any failure (a full disk) the temporary file is removed and
+    ``path`` is as it was."""
     path = Path(path)
     text = json.dumps(data, indent=indent, sort_keys=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -46,8 +46,7 @@ def write_json_atomic(path: str | Path, data, durable: bool = True, indent: int 
 
 
 def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent: str, weights: Weights,
-                    actions: list, log: list[dict], outcomes: list[TaskOutcome], ta: TAOutcome,
-                    scores: dict) -> dict:
+                    variant: dict, actions: list, log: list[dict], scores: dict, face: str = "structured") -> dict:
     return {
         "format": FORMAT,
         "scenario": scenario.name,
@@ -55,12 +54,12 @@ def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent
         "suite_version": SUITE_VERSION,
         "persona": persona,
         "seed": seed,
+        "face": face,
+        "variant": variant,
         "agent": agent,
         "weights": weights.as_dict(),
         "actions": actions,
         "log": log,
-        "outcomes": [o.to_dict() for o in outcomes],
-        "ta": ta.to_dict(),
         "scores": scores,
     }
 
@@ -76,12 +75,23 @@ def load_trajectory(path: str | Path) -> dict:
     return data
 
 
-def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
-            scenario: Scenario | None = None) -> dict:
-    """Scores of a saved run recomputed from its outcomes (e.g. with other judges)."""
-    from .rejudge import scenario_of  # the one place that turns a trajectory's scenario name into a scenario
+def scenario_of(trajectory: dict, base: Scenario | None = None) -> Scenario:
+    """The exact scenario a run played: ``base`` (default: the shipped file of that name, which
+    must be the version recorded) with the run's variant applied."""
+    if base is None:  # only a shipped scenario's name is followed: a trajectory never names a file to open
+        name = trajectory.get("scenario")
+        if not isinstance(name, str) or name not in shipped_names():
+            raise ValueError(f"trajectory of scenario {str(name)[:80]!r}: expected the name of a shipped scenario "
+                             f"({', '.join(shipped_names())}); a trajectory never names a file to open")
+        base = load_scenario(name)
+    if base.version != trajectory["scenario_version"]:
+        raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
+                         f"this package ships v{base.version}")
+    return variant.apply(base, trajectory["variant"])
 
-    scenario = scenario or scenario_of(trajectory)
+
+def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
+            base: Scenario | None = None) -> dict:
+    """Scores of a saved run recomputed from its log and scenario alone (e.g. with other judges)."""
     w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
-    outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
-    return score_run(scenario, outcomes, TAOutcome.from_dict(trajectory["ta"]), w, judges)
+    return score_log(scenario_of(trajectory, base), trajectory["persona"], trajectory["log"], w, judges)
