@@ -1,6 +1,7 @@
 """Baseline agents: scripted (random, noop, always-suggest, always-execute, policy-follower) and
 the privileged oracle."""
 
+from . import adversaries
 from .base import Agent, action_index
 from .oracle import OracleAgent, TextOracleAgent
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
@@ -8,6 +9,7 @@ from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyF
 SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, AlwaysSuggestAgent,
                                        AlwaysExecuteAgent, PolicyFollowerAgent)}
 TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
+ADVERSARIES = {cls.name: cls for cls in adversaries.STRUCTURED + adversaries.TEXT}
 
 
 def make_agent(spec: str, **llm_options) -> Agent:
@@ -33,8 +35,10 @@ def make_agent(spec: str, **llm_options) -> Agent:
         return load_rllib_agent(spec)
     if spec in TEXT_SCRIPTED:
         return TEXT_SCRIPTED[spec]()
+    if spec in ADVERSARIES:
+        return ADVERSARIES[spec]()
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED)}, "
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED | ADVERSARIES)}, "
                          "sb3:PATH, rllib:PATH, bc:PATH or openai:MODEL")
     return SCRIPTED[spec]()
 
@@ -50,5 +54,5 @@ def _llm_agent(model: str, options: dict) -> Agent:
         raise ValueError(f"openai:{model}: {exc}") from None
 
 
-__all__ = ["SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
+__all__ = ["ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
            "PolicyFollowerAgent", "RandomAgent", "action_index", "make_agent"]

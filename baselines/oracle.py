@@ -1,10 +1,12 @@
 """The oracle: a privileged scripted policy built from the scenario's own expectations.
 
-It reads the world (the expected depth now, the TA window, the user's schedule and the
-resources) and does what the scenario says is right: defer the competing task in the TA window
-and pick it up after, run work in a free window when the user holds its resource, read the
-evidence of NOOP tasks without acting, and go exactly as deep as the user wants — asking first
-where approval is needed and executing once it is given. CI holds that it reaches the top score.
+It reads the world — the user's policy in force and answers, the TA decisions, the user's
+schedule and the resources — and does what the scenario says is right: defers the competing
+work of each TA decision at the window's start to a feasible time after it and works on the
+urgent task inside it; runs work where it does not compete with the user's own use of a
+resource; waits for its work to finish before showing it; reads the evidence of NOOP tasks and
+shows nothing; and goes exactly as deep as the user wants — asking first where approval is
+needed and executing once it is given. CI holds that it reaches the top score.
 
 ``TextOracleAgent`` plays the same decisions through the text/tool face as JSON tool calls.
 """
@@ -27,8 +29,11 @@ class OracleAgent:
     name = "oracle"
 
     def reset(self, env: Any, seed: int) -> None:
-        self.world: World = env.world
-        self.looked: set[int] = set()  # tasks whose records it has looked at (text face)
+        self.env = env
+
+    @property
+    def world(self) -> World:
+        return self.env.world
 
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
         choice = self.decide()
@@ -37,34 +42,59 @@ class OracleAgent:
     def decide(self) -> tuple[Verb, TaskState] | None:
         """The next (verb, task) the scenario's expectations call for, or None to wait."""
         for task in self.world.tasks:
-            if task.active and not task.final:
+            if task.active and not task.closed:
                 verb = self._next(task)
-                if verb is not None and self.world.valid(verb, task):
+                if verb is not None and self.world.valid_verbs(task)[verb]:
                     return verb, task
+        return None
+
+    def holding(self, t: TaskState) -> bool | None:
+        """For competing work of an open TA window: True to defer it now, False to leave it
+        alone until the window closes; None if no window holds it back."""
+        w = self.world
+        for d in w.scenario.ta_decisions:
+            if d.competing == t.spec.id and w.now < d.end:
+                if w.now < d.start:
+                    return False
+                return not (t.deferred and t.followup is not None and t.followup >= d.end)
         return None
 
     def _next(self, t: TaskState) -> Verb | None:
         w = self.world
-        window, now = w.window, w.now
-        if t.index == w.by_id[window.competing] and now < window.end:
-            in_window = now >= window.start
-            return Verb.DEFER if in_window and not t.deferred else None
-        expected = w.expected_depth(t)
-        work = t.spec.work
-        started = t.started or t.index in self.looked
+        hold = self.holding(t)
+        if hold is not None:
+            return Verb.DEFER if hold else None
+        spec, work = t.spec, t.spec.work
+        if not t.started:
+            return self._launch(t, Verb.START)
         if t.units_done < work.units:
-            if t.allocated:
-                return None
-            if not w.resource_free(work.resource, now, now + work.minutes) and w.free_window(t) is not None:
-                return Verb.ALLOCATE
-            return Verb.CONTINUE if started else Verb.START
-        if not started:
-            return Verb.START  # read the evidence (and, for NOOP tasks, nothing more)
-        if expected == Depth.SUGGEST and not t.presented:
+            return None if t.running else self._launch(t, Verb.CONTINUE)
+        if spec.noop:
+            return None
+        policy = w.policy
+        wanted = policy.wanted(spec, w.persona)
+        if wanted == Depth.SUGGEST and not t.presented:
             return Verb.PRESENT
-        if expected == Depth.EXECUTE and not t.executed:
-            return Verb.EXECUTE
+        if wanted == Depth.EXECUTE and not t.executed:
+            if policy.authorised(spec):
+                return Verb.EXECUTE
+            if not t.presented:
+                return Verb.PRESENT
         return None
+
+    def _launch(self, t: TaskState, verb: Verb) -> Verb:
+        """Work now where it does not run over the user's own use of its resource; else allocate."""
+        w, work = self.world, t.spec.work
+        if work.resource is not None and not w.resource_free(work.resource, w.now, w.now + work.minutes):
+            if w.free_window(t) is not None:
+                return Verb.ALLOCATE
+        return verb
+
+    def defer_until(self, t: TaskState) -> int | None:
+        """Where the oracle defers work to: the next opportunity, after every window that holds it."""
+        w = self.world
+        ends = [d.end for d in w.scenario.ta_decisions if d.competing == t.spec.id and w.now < d.end]
+        return w.next_opportunity(t, after=max(ends, default=None))
 
 
 class TextOracleAgent(OracleAgent):
@@ -72,7 +102,7 @@ class TextOracleAgent(OracleAgent):
     messages from the task's reference facts and codes, asks for approval with the explicit
     action, calls the domain tool with the intended arguments, defers with a concrete time and
     allocates compute to the free window — so the text face can be checked against the
-    structured one."""
+    structured one. It names each matter with ``about``."""
 
     name = "text-oracle"
     face = "text"
@@ -87,28 +117,30 @@ class TextOracleAgent(OracleAgent):
             self.pending.extend(self._calls(*choice) if choice else [{"tool": "wait", "arguments": {}}])
         return json.dumps(self.pending.popleft())
 
+    def _reads(self, t: TaskState) -> list[dict]:
+        w = self.world
+        return [{"tool": "read_record", "arguments": {"record_id": r, "about": t.spec.id}}
+                for r in t.spec.evidence if r in w.store.visible and r not in t.read]
+
     def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
         spec, w = t.spec, self.world
+        about = {"about": spec.id}
         text = "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
         if verb in (Verb.START, Verb.CONTINUE):
-            calls = [] if t.index in self.looked else [
-                {"tool": "read_record", "arguments": {"record_id": r}} for r in spec.evidence if r in w.appeared]
-            self.looked.add(t.index)
-            if spec.work.units or w.expected_depth(t) == Depth.PREPARE:
-                calls.append({"tool": "write_note", "arguments": {"text": text}})
-            return calls or [{"tool": "wait", "arguments": {}}]
+            return [*self._reads(t), {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.DEFER:
-            when = w.next_opportunity(t)
+            when = self.defer_until(t)
             until = {"until": format_at(when)} if when is not None else {}
-            return [{"tool": "defer_task", "arguments": {"what": spec.title, **until,
+            return [{"tool": "defer_task", "arguments": {"what": spec.title, **until, **about,
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.ALLOCATE:
             start, _ = w.free_window(t)
-            return [{"tool": "allocate_resource", "arguments": {"what": spec.title, "resource": spec.work.resource,
-                                                                 "start": format_at(start)}}]
+            return [*self._reads(t), {"tool": "allocate_resource", "arguments": {
+                "what": spec.title, "resource": spec.work.resource, "start": format_at(start), **about}},
+                {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.PRESENT:
-            if spec.action is not None and w.needs_approval(t):
-                return [{"tool": "request_approval", "arguments": {
-                    "message": text, "actions": [{"tool": spec.action.tool, "args": spec.action.args}]}}]
-            return [{"tool": "message_user", "arguments": {"text": text}}]
-        return [{"tool": spec.action.tool, "arguments": dict(spec.action.args)}]
+            if spec.action is not None and w.policy.rule(spec) == "approve":
+                return [*self._reads(t), {"tool": "request_approval", "arguments": {
+                    "message": text, "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
+            return [*self._reads(t), {"tool": "message_user", "arguments": {"text": text, **about}}]
+        return [*self._reads(t), {"tool": spec.action.tool, "arguments": {**spec.action.args, **about}}]

@@ -2,7 +2,9 @@
 
 Plays the oracle and the scripted baselines on every persona and reports, against the
 benchmark's acceptance rules, whether the oracle reaches the top score, whether agents that
-ignore depth, time or the user score as low as they should, and whether rewards sum to J.
+ignore depth, time or the user score as low as they should, whether rewards sum to J and
+re-scoring the saved log gives the live scores, and whether the scenario uses what the suite
+needs (TA decisions, latent, conditional and NOOP tasks, personas that differ).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .evaluate import play
-from .spec import PERSONAS, Depth, load_scenario
+from .scoring import rescore
+from .spec import PERSONAS, load_scenario
 
 
 @dataclass(frozen=True)
@@ -24,19 +27,24 @@ def _mean(runs: list[dict], metric: str) -> float:
     return sum(r["scores"][metric] for r in runs) / len(runs)
 
 
-def check_scenario(path: str, make_agent, seeds: int = 3) -> list[Rule]:
+def check_scenario(path: str, make_agent, seeds: int = 3, first_seed: int = 0) -> list[Rule]:
+    if seeds < 1:
+        raise ValueError(f"--seeds: expected at least 1, got {seeds}")
     scenario = load_scenario(path)
     agents = ("oracle", "noop", "random", "always-suggest", "always-execute", "policy-follower")
-    runs = {(a, p): [play(make_agent(a), path, p, s) for s in range(seeds)] for a in agents for p in PERSONAS}
+    runs = {(a, p): [play(make_agent(a), path, p, s) for s in range(first_seed, first_seed + seeds)]
+            for a in agents for p in PERSONAS}
     rules: list[Rule] = []
     for p in PERSONAS:
         oracle = runs["oracle", p]
         tc, ta, trd = (min(r["scores"][m] for r in oracle) for m in ("TC", "TA", "TR_D"))
-        misses = sorted({f"{t['task']}({t['chosen']}≠{t['expected']}, TC {t['TC']:.0f})" for r in oracle
-                         for t in r["scores"]["tasks"] if not t["depth_match"] or t["TC"] < 95})
-        rules.append(Rule(f"oracle on {p}: TC ≥ 95, TA = 100%, TR-D = 100% on every seed",
-                          tc >= 95 and ta == 1 and trd == 1,
-                          f"TC {tc:.1f}, TA {ta:.0%}, TR-D {trd:.0%}" + (f"; off: {', '.join(misses)}" if misses else "")))
+        misses = sorted({f"{t['task']}({t['wanted']}, aligned {t['depth_match']}, TC {t['TC']:.0f})" for r in oracle
+                         for t in r["scores"]["tasks"] if t["depth_match"] is False or t["TC"] < 98})
+        missed_ta = sorted({d["id"] for r in oracle for d in r["scores"]["ta_decisions"] if not (d["now"] and d["later"])})
+        rules.append(Rule(f"oracle on {p}: TC ≥ 98, TA = 100%, TR-D = 100% on every seed",
+                          tc >= 98 and ta == 1 and trd == 1,
+                          f"TC {tc:.1f}, TA {ta:.0%}, TR-D {trd:.0%}" + (f"; off: {', '.join(misses)}" if misses else "")
+                          + (f"; TA missed: {missed_ta}" if missed_ta else "")))
         noop_trd, noop_tc = _mean(runs["noop", p], "TR_D"), _mean(runs["noop", p], "TC")
         rules.append(Rule(f"noop on {p}: TR-D ≤ 30%, TC ≤ 20", noop_trd <= 0.3 and noop_tc <= 20,
                           f"TR-D {noop_trd:.0%}, TC {noop_tc:.1f}"))
@@ -47,20 +55,40 @@ def check_scenario(path: str, make_agent, seeds: int = 3) -> list[Rule]:
         follower = runs["policy-follower", p]
         rules.append(Rule(f"policy-follower on {p} below the oracle's TA", _mean(follower, "TA") < _mean(oracle, "TA"),
                           f"TA {_mean(follower, 'TA'):.0%} vs {_mean(oracle, 'TA'):.0%}"))
-    follower_trd = sum(_mean(runs["policy-follower", p], "TR_D") for p in PERSONAS) / len(PERSONAS)
-    oracle_trd = sum(_mean(runs["oracle", p], "TR_D") for p in PERSONAS) / len(PERSONAS)
-    rules.append(Rule("policy-follower below the oracle's TR-D (mean over personas)", follower_trd < oracle_trd,
-                      f"{follower_trd:.0%} vs {oracle_trd:.0%}"))
     ae, asg = _mean(runs["always-execute", "reviewer"], "TR_D"), _mean(runs["always-suggest", "operator"], "TR_D")
     rules.append(Rule("always-execute on reviewer TR-D ≤ 60%", ae <= 0.6, f"{ae:.0%}"))
     rules.append(Rule("always-suggest on operator TR-D ≤ 60%", asg <= 0.6, f"{asg:.0%}"))
-    worst = max(abs(r["return"] - r["scores"]["J"]) for rs in runs.values() for r in rs)
+    every = [r for rs in runs.values() for r in rs]
+    worst = max(abs(r["return"] - r["scores"]["J"]) for r in every)
     rules.append(Rule("rewards sum to J (1e-6) on every run", worst <= 1e-6, f"largest gap {worst:.1e}"))
-    differ = sum(1 for t in scenario.tasks if len({Depth.parse(e.depth) for e in t.expect.values()}) > 1)
-    rules.append(Rule("personas' expected depths differ on ≥ 1/3 of tasks", 3 * differ >= len(scenario.tasks),
+    drift = max(abs(rescore(r, base=scenario)[m] - r["scores"][m]) for r in every for m in ("TC", "TA", "TR_D", "J"))
+    rules.append(Rule("re-scoring each saved log gives its live scores", drift == 0, f"largest difference {drift:.1e}"))
+    rules.extend(_data_rules(scenario, runs))
+    return rules
+
+
+def _data_rules(scenario, runs) -> list[Rule]:
+    rules = []
+    n = len(scenario.ta_decisions)
+    rules.append(Rule("≥ 3 TA decisions", n >= 3, f"{n}"))
+    differ = sum(1 for t in scenario.tasks if not t.noop and
+                 len({scenario.personas[p].rules[t.category] for p in PERSONAS}) > 1)
+    rules.append(Rule("personas' stated rules differ on ≥ 1/3 of tasks", 3 * differ >= len(scenario.tasks),
                       f"{differ}/{len(scenario.tasks)}"))
     kinds = {"latent": sum(t.latent for t in scenario.tasks), "conditional": sum(bool(t.requires) for t in scenario.tasks),
-             "noop": sum(any(e.depth == "noop" for e in t.expect.values()) for t in scenario.tasks)}
+             "noop": sum(t.noop for t in scenario.tasks)}
     rules.append(Rule("≥ 1 latent, ≥ 1 conditional, ≥ 1 NOOP task", all(kinds.values()),
                       ", ".join(f"{k} {v}" for k, v in kinds.items())))
+    # branches the agent opens (a missed deadline is the world's own doing, so not counted)
+    conditional = {r.id for r in scenario.records if r.when is not None and r.when.state != "missed"}
+    conditional_events = {e.id for e in scenario.events if e.when is not None and e.when.state != "missed"}
+    loud = sorted({e.get("id") for r in runs["noop", "reviewer"] for e in r["log"]
+                   if e["type"] in ("record", "event") and e.get("id") in conditional | conditional_events})
+    rules.append(Rule("noop's world stays quiet (no conditional record or event fires)", not loud,
+                      f"fired: {loud}" if loud else f"{len(conditional) + len(conditional_events)} conditional items"))
+    contended = any(r.user_busy or r.weekly for r in scenario.resources)
+    if contended:
+        intrusions = sum(1 for r in runs["policy-follower", "reviewer"] for e in r["log"] if e["type"] == "intrusion")
+        rules.append(Rule("work at once over the user's own use (policy-follower) intrudes on a contended resource",
+                          intrusions > 0, f"{intrusions} intrusions over {len(runs['policy-follower', 'reviewer'])} runs"))
     return rules

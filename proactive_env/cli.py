@@ -434,7 +434,7 @@ def _add_rescore(sub) -> None:
 def _rescore(args) -> int:
     from .evaluate import RunKey, run_record
     from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
-    from .scoring.rejudge import agreement_table, parse_judge, rejudge_with, scenario_of
+    from .scoring.rejudge import agreement_table, parse_judge, rejudge_with
 
     paths = sorted((Path(args.dir) / "trajectories").rglob("*.json"))
     if not paths:
@@ -452,12 +452,11 @@ def _rescore(args) -> int:
     try:
         for path in paths:
             trajectory = load_trajectory(path)
-            scenario = scenario_of(trajectory)
             if len(sets) > 1:  # each judge alone, for the agreement table (its verdicts are cached)
                 for judge_set in sets:
-                    per_judge[judge_set.name].append(rejudge_with(trajectory, [judge_set], scenario))
+                    per_judge[judge_set.name].append(rejudge_with(trajectory, [judge_set]))
             key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
-            records.append(run_record(key, {"scores": rejudge_with(trajectory, sets, scenario)}))
+            records.append(run_record(key, {"scores": rejudge_with(trajectory, sets)}))
     except JudgeError as exc:
         print(f"error: {exc} (the verdicts obtained so far are cached: the same command resumes)", file=sys.stderr)
         return 1

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from proactive_env.envs import ACTION_TABLE
-from proactive_env.spec import Depth
 
 
 @pytest.mark.parametrize("persona", ["Reviewer", "Planner", "Operator"])
@@ -23,18 +22,20 @@ def test_unauthorised_execute_never_changes_the_world(persona):
             action = int(rng.choice(executes) if executes and rng.random() < 0.5 else rng.choice(valid))
             world = env.world
             verb, slot = ACTION_TABLE[action]
-            before = (len(world.created), [t.executed for t in world.tasks])
-            authorised = verb == "execute" and world.expected_depth(world.tasks[slot]) == Depth.EXECUTE
+            before = [t.executed for t in world.tasks]
+            authorised = verb == "execute" and world.policy.authorised(world.tasks[slot].spec)
+            log_len = len(world.log)
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
             steps += 1
             if verb == "execute":
-                after = (len(world.created), [t.executed for t in world.tasks])
+                after = [t.executed for t in world.tasks]
+                attempt = next(e for e in world.log[log_len:] if e["type"] == "execute")
                 if authorised:
                     executed += 1
-                    assert after[0] == before[0] + 1
+                    assert attempt["ok"] and after[slot] and not before[slot]
                 else:
                     refused += 1
                     assert after == before, "an unauthorised execute changed the world"
-                    assert world.log[-1]["type"] == "action" and world.log[-2]["type"] == "refused"
+                    assert not attempt["ok"] and attempt["reason"] == "unauthorised"
     assert steps > 1000 and refused > 20

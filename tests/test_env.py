@@ -185,5 +185,5 @@ def test_approval_decisions_are_structured_records_in_info():
     assert [d["rule"] for d in seen] == [e["rule"] for e in logged]
     # "Approved" is not "done": every approval was followed by the execution it allows.
     approved = {d["task"] for d in seen if d["verdict"] == "approve"}
-    executed = {e["task"] for e in env.unwrapped.world.log if e["type"] == "executed"}
+    executed = {e["task"] for e in env.unwrapped.world.log if e["type"] == "execute" and e["ok"]}
     assert approved <= executed

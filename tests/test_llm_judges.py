@@ -9,16 +9,18 @@ import openai
 import pytest
 from openai_server import FakeOpenAI, Reply, tool_call
 
+from proactive_env.spec import format_at
+
 from proactive_env.baselines import make_agent
 from proactive_env.cli import main
 from proactive_env.evaluate import RunKey, evaluate, plan, run_record
-from proactive_env.scoring import DIAGNOSTICS, Weights, aggregate, load_trajectory, score_run
+from proactive_env.scoring import DIAGNOSTICS, RunScorer, Weights, aggregate, load_trajectory, score_log
 from proactive_env.scoring.llm_judge import (
-    CONSTRUCTS, JudgeError, LLMClient, LLMTAJudge, LLMTaskJudge, LLMTrustJudge, OpenAIJudgeConfig, rubric)
+    CONSTRUCTS, JudgeError, LLMClient, LLMTAJudge, LLMTaskJudge, LLMTrustJudge, OpenAIJudgeConfig, last_seen_turns,
+    rubric)
 from proactive_env.scoring.rejudge import (
     agreement, agreement_table, openai_set, rejudge, rejudge_with, rubric_set, scenario_of)
-from proactive_env.sim import TAOutcome, TaskOutcome
-from proactive_env.spec import SUITE_VERSION, Depth
+from proactive_env.spec import SUITE_VERSION
 
 # ------------------------------------------------------------------------------ scripted judges
 KINDS = {rubric(name): name for name in ("tc-1", "tc-noop-1", "ta-1", "trj-1")}
@@ -64,7 +66,19 @@ def trajectory_of(eval_dir, agent="oracle", persona="reviewer"):
 
 
 def outcome_of(trajectory, task):
-    return next(TaskOutcome.from_dict(o) for o in trajectory["outcomes"] if o["task"] == task)
+    """What the run left for a task, as judges read it (computed from the saved log)."""
+    scorer = RunScorer(scenario_of(trajectory), trajectory["persona"])
+    scorer.feed(trajectory["log"])
+    return scorer.work(task)
+
+
+def task_of(scenario, task_id):
+    return next(t for t in scenario.tasks if t.id == task_id)
+
+
+def a_line(text: str) -> str:
+    """A line of ``text`` to quote, as a faithful judge would."""
+    return next(line for line in text.splitlines() if len(line.strip()) > 20).strip()[:50]
 
 
 def llm(server, tmp_path, model="judge-a", **config):
@@ -101,10 +115,10 @@ def test_server_speaks_chat_completions_with_the_real_client(openai_server):
 # ------------------------------------------------------------------------------ TC judge
 def test_valid_verdict_gives_its_diagnostics(openai_server, tmp_path, eval_dir, monitor):
     outcome = outcome_of(trajectory_of(eval_dir), "t02_port_check")
-    task = next(t for t in monitor.tasks if t.id == "t02_port_check")
+    task = task_of(monitor, "t02_port_check")
+    record = next(r for r in monitor.records if r.id == outcome.observed[0])
     # one quote from the work, one from an observed record, with other whitespace and case
-    quotes = ["the laptop has  no HDMI port and\nno Thunderbolt",
-              "Thunderbolt-only docks and monitors will not show a picture"]
+    quotes = [a_line(outcome.artifact).upper().replace(" ", "  ", 1), a_line(record.text)]
     openai_server.push(task_verdict(quotes))
     judge = LLMTaskJudge(llm(openai_server, tmp_path), monitor)
     assert judge.judge(task, outcome) == {"correctness": 1.0, "grounding": 0.5, "completeness": 1.0,
@@ -117,9 +131,9 @@ def test_valid_verdict_gives_its_diagnostics(openai_server, tmp_path, eval_dir, 
 
 def test_code_fenced_answer_is_accepted(openai_server, tmp_path, eval_dir, monitor):
     outcome = outcome_of(trajectory_of(eval_dir), "t02_port_check")
-    openai_server.push("Here you go:\n```json\n" + task_verdict(["No HDMI port."]) + "\n```")
+    openai_server.push("Here you go:\n```json\n" + task_verdict([a_line(outcome.artifact)]) + "\n```")
     judge = LLMTaskJudge(llm(openai_server, tmp_path), monitor)
-    assert judge.judge(monitor.tasks[1], outcome)["correctness"] == 1.0
+    assert judge.judge(task_of(monitor, "t02_port_check"), outcome)["correctness"] == 1.0
 
 
 @pytest.mark.parametrize("answers", [
@@ -136,7 +150,7 @@ def test_bad_answers_are_retried_then_an_error(openai_server, tmp_path, eval_dir
     openai_server.push(*answers)
     judge = LLMTaskJudge(llm(openai_server, tmp_path, retries=2), monitor)
     with pytest.raises(JudgeError, match="no valid verdict after 3 attempt"):
-        judge.judge(monitor.tasks[1], outcome)
+        judge.judge(task_of(monitor, "t02_port_check"), outcome)
     assert len(openai_server.requests) == 3
     assert not list((tmp_path / "cache").glob("*.json"))  # nothing invalid is cached
 
@@ -144,9 +158,9 @@ def test_bad_answers_are_retried_then_an_error(openai_server, tmp_path, eval_dir
 @pytest.mark.parametrize("failure", [Reply(status=500), Reply(status=429), Reply(delay=2)])
 def test_transient_failure_then_valid_answer(openai_server, tmp_path, eval_dir, monitor, failure):
     outcome = outcome_of(trajectory_of(eval_dir), "t02_port_check")
-    openai_server.push(failure, task_verdict(["No HDMI port."]))
+    openai_server.push(failure, task_verdict([a_line(outcome.artifact)]))
     judge = LLMTaskJudge(llm(openai_server, tmp_path, timeout=0.3), monitor)
-    assert judge.judge(monitor.tasks[1], outcome)["correctness"] == 1.0
+    assert judge.judge(task_of(monitor, "t02_port_check"), outcome)["correctness"] == 1.0
     first, second = openai_server.requests
     assert first == second  # exactly the same request again, nothing else
 
@@ -156,64 +170,74 @@ def test_rejected_request_is_not_retried(openai_server, tmp_path, eval_dir, moni
     openai_server.push(Reply(status=status))
     judge = LLMTaskJudge(llm(openai_server, tmp_path), monitor)
     with pytest.raises(JudgeError, match=str(status)):
-        judge.judge(monitor.tasks[1], outcome_of(trajectory_of(eval_dir), "t02_port_check"))
+        judge.judge(task_of(monitor, "t02_port_check"), outcome_of(trajectory_of(eval_dir), "t02_port_check"))
     assert len(openai_server.requests) == 1
 
 
 def test_cached_verdicts_are_not_requested_again(openai_server, tmp_path, eval_dir, monitor):
     outcome = outcome_of(trajectory_of(eval_dir), "t02_port_check")
-    openai_server.responder = lambda request: task_verdict(["No HDMI port."])
-    first = LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(monitor.tasks[1], outcome)
-    again = LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(monitor.tasks[1], outcome)
+    task = task_of(monitor, "t02_port_check")
+    openai_server.responder = lambda request: task_verdict([a_line(outcome.artifact)])
+    first = LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(task, outcome)
+    again = LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(task, outcome)
     assert again == first and len(openai_server.requests) == 1
-    LLMTaskJudge(llm(openai_server, tmp_path, model="judge-b"), monitor).judge(monitor.tasks[1], outcome)
+    LLMTaskJudge(llm(openai_server, tmp_path, model="judge-b"), monitor).judge(task, outcome)
     other_work = replace(outcome, artifact=outcome.artifact + "\nNo HDMI port.")
-    LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(monitor.tasks[1], other_work)
+    LLMTaskJudge(llm(openai_server, tmp_path), monitor).judge(task, other_work)
     assert len(openai_server.requests) == 3  # another model, other work: asked anew
 
 
 def test_noop_tasks_judge_the_abstention(openai_server, tmp_path, eval_dir, monitor):
     trajectory = trajectory_of(eval_dir)
     noop = outcome_of(trajectory, "t07_newsletter")
-    task = next(t for t in monitor.tasks if t.id == "t07_newsletter")
-    assert noop.expected == noop.chosen == Depth.NOOP
+    task = task_of(monitor, "t07_newsletter")
+    assert noop.noop and not noop.intervened
     openai_server.responder = scripted(score=0.5)
     judge = LLMTaskJudge(llm(openai_server, tmp_path), monitor)
     assert judge.judge(task, noop) == dict.fromkeys(DIAGNOSTICS, 0.5)
     assert KINDS[openai_server.requests[0]["messages"][0]["content"]] == "tc-noop-1"
     # no abstention to support, no work to judge: 0 without asking
-    assert judge.judge(task, replace(noop, chosen=int(Depth.SUGGEST))) == dict.fromkeys(DIAGNOSTICS, 0.0)
+    assert judge.judge(task, replace(noop, intervened=True)) == dict.fromkeys(DIAGNOSTICS, 0.0)
     no_work = replace(outcome_of(trajectory, "t02_port_check"), artifact="")
-    assert judge.judge(monitor.tasks[1], no_work) == dict.fromkeys(DIAGNOSTICS, 0.0)
+    assert judge.judge(task_of(monitor, "t02_port_check"), no_work) == dict.fromkeys(DIAGNOSTICS, 0.0)
     assert len(openai_server.requests) == 1
 
 
 # ------------------------------------------------------------------------------ TA and TR-J judges
-def test_ta_judge_labels_from_the_log(openai_server, tmp_path, eval_dir, monitor):
+def test_ta_judge_labels_each_decision_from_the_log(openai_server, tmp_path, eval_dir, monitor):
     trajectory = trajectory_of(eval_dir)
     openai_server.responder = scripted(now=True, later=True, continuation=0.5)
     judge = LLMTAJudge(llm(openai_server, tmp_path))
-    assert judge.judge_ta(monitor, trajectory) == TAOutcome(True, True, 0.5)
+    labels = judge.judge_ta(monitor, trajectory)
+    eligible = [d["id"] for d in trajectory["scores"]["ta_decisions"]]
+    assert list(labels) == eligible and len(eligible) >= 2
+    assert all(v == {"now": True, "later": True, "continuation": 0.5} for v in labels.values())
+    first = monitor.ta_decisions[0]
     shown = openai_server.requests[0]["messages"][1]["content"]
-    assert "t06_purchase_review" in shown and "ta_window_closed" not in shown and "trust_after" not in shown
-    assert "D2 12:00" in shown and "D3 " not in shown.split("## The assistant's log")[1]  # up to the window's end
+    assert first.urgent in shown and "trust_after" not in shown and "rules=" not in shown
+    log = shown.split("## The assistant's log")[1]
+    assert all(line.split("]")[0] < f"[{format_at(first.end)}" for line in log.splitlines() if line.startswith("["))
     openai_server.responder = scripted(now=True, later=False, continuation=1.0)
     judge = LLMTAJudge(llm(openai_server, tmp_path, model="judge-b"))
-    assert judge.judge_ta(monitor, trajectory) == TAOutcome(True, False, 0.0)  # no deferral, no continuation
+    assert all(v == {"now": True, "later": False, "continuation": 0.0}  # no deferral, no continuation
+               for v in judge.judge_ta(monitor, trajectory).values())
 
 
-def test_trust_judge_rates_each_active_task_on_what_the_user_saw(openai_server, tmp_path, eval_dir, monitor):
+def test_trust_judge_rates_each_task_the_user_saw(openai_server, tmp_path, eval_dir, monitor):
     trajectory = trajectory_of(eval_dir)
-    active = [o for o in trajectory["outcomes"] if o["active"]]
+    seen = last_seen_turns(trajectory)
     openai_server.responder = lambda request: json.dumps({
         "understandability": 5, "technical_competence": 4, "reliability": 4, "personal_attachment": 3, "faith": 4,
         "reason": "fine", "quotes": [kind_and_quote(request)[1]]})
     ratings = LLMTrustJudge(llm(openai_server, tmp_path)).rate(monitor, trajectory)
-    assert ratings == {o["task"]: 4.0 for o in active} and len(openai_server.requests) == len(active)
-    first = next(r for r in openai_server.requests if "Check the cable" in r["messages"][1]["content"].split("##")[3])
-    history = first["messages"][1]["content"].split("## The interaction history you have seen\n")[1]
-    assert "e01_price_question" in history and "e03_warranty_offer" not in history  # only up to the task's last turn
-    assert "verb=start" not in history and "trust" not in history  # private work and simulator state stay hidden
+    assert ratings == dict.fromkeys(seen, 4.0) and len(openai_server.requests) == len(seen)
+    earliest = min(seen, key=seen.get)
+    request = next(r for r in openai_server.requests
+                   if task_of(monitor, earliest).title in r["messages"][1]["content"].split("##")[3])
+    history = request["messages"][1]["content"].split("## The interaction history you have seen\n")[1]
+    later_events = [e["id"] for e in trajectory["log"] if e["type"] == "event" and e["t"] > seen[earliest]]
+    assert later_events and not any(f"({i})" in history for i in later_events)  # only up to the task's last turn
+    assert "type=read" not in history and "note:" not in history and "trust" not in history  # private and simulator state hidden
     openai_server.responder = lambda request: json.dumps({**dict.fromkeys(CONSTRUCTS, 6), "reason": "x",
                                                           "quotes": [kind_and_quote(request)[1]]})
     with pytest.raises(JudgeError, match="less than or equal to 5"):
@@ -236,16 +260,18 @@ def test_two_judges_are_averaged(openai_server, tmp_path, eval_dir):
     sets = [openai_set(openai_server.base_url, model, **config) for model in judges]
     trajectory = trajectory_of(eval_dir)
     scores = rejudge_with(trajectory, sets)
+    seen = last_seen_turns(trajectory)
     for task in scores["tasks"]:
-        worked = outcome_of(trajectory, task["task"]).artifact or task["expected"] == "NOOP"
+        work = outcome_of(trajectory, task["task"])
+        worked = work.artifact if not work.noop else not work.intervened
         assert task["diagnostics"] == dict.fromkeys(DIAGNOSTICS, 0.5 if worked else 0.0)
-        assert task["TR_J"] == 4.0
-    assert (scores["now"], scores["later"], scores["TA"], scores["continuation"]) == (True, False, 0.0, 0.5)
-    # with the rubric: its diagnostics, world TA labels and estimator averaged in
+        assert task["TR_J"] == (4.0 if task["task"] in seen else None)
+    assert (scores["now"], scores["later"], scores["TA"], scores["continuation"]) == (1.0, 0.0, 0.0, 0.5)
+    # with the rubric: its diagnostics, the scorer's TA rules and estimator averaged in
     mixed = rejudge_with(trajectory, [rubric_set(), sets[0]])
     assert mixed["TA"] == 1.0 and mixed["continuation"] == 1.0
     estimator = {t["task"]: t["TR_J"] for t in trajectory["scores"]["tasks"]}
-    assert all(t["TR_J"] == pytest.approx((estimator[t["task"]] + 5) / 2) for t in mixed["tasks"])
+    assert all(t["TR_J"] == pytest.approx((estimator[t["task"]] + 5) / 2) for t in mixed["tasks"] if t["TR_J"])
 
 
 def test_agreement_on_a_constructed_example():
@@ -275,9 +301,8 @@ class _Half:
 
     name, rubric_version = "half", "test"
 
-    def judge(self, task, outcome):
-        skip = (outcome.expected == Depth.NOOP and outcome.chosen != Depth.NOOP) or (
-            outcome.expected != Depth.NOOP and not outcome.artifact)
+    def judge(self, task, work):
+        skip = (work.noop and work.intervened) or (not work.noop and not work.artifact)
         return dict.fromkeys(DIAGNOSTICS, 0.0 if skip else 0.5)
 
 
@@ -290,9 +315,9 @@ def test_rescore_with_a_scripted_llm_judge(openai_server, eval_dir, tmp_path, ca
     records = []
     for path in sorted((eval_dir / "trajectories").rglob("*.json")):
         t = load_trajectory(path)
-        outcomes = [TaskOutcome.from_dict(o) for o in t["outcomes"]]
-        scores = score_run(scenario_of(t), outcomes, TAOutcome(True, False, 0.0), Weights(), [_Half()],
-                           {o.task: 3.0 for o in outcomes if o.active})
+        ta = {d["id"]: {"now": True, "later": False, "continuation": 0.0} for d in t["scores"]["ta_decisions"]}
+        scores = score_log(scenario_of(t), t["persona"], t["log"], Weights(), [_Half()],
+                           dict.fromkeys(last_seen_turns(t), 3.0), ta)
         records.append(run_record(RunKey(t["agent"], t["scenario"], t["persona"], t["seed"]), {"scores": scores}))
     expected = [{**row, "suite_version": SUITE_VERSION} for row in aggregate(records, ("agent", "scenario", "persona"))]
     rows = json.loads(out.read_text())["rows"]
@@ -305,7 +330,7 @@ def test_rescore_with_a_scripted_llm_judge(openai_server, eval_dir, tmp_path, ca
     assert len(openai_server.requests) == asked
     mixed = json.loads(out.read_text())["rows"]
     original = json.loads((eval_dir / "results.json").read_text())["rows"]
-    assert [m["TR_J"] for m in mixed] == pytest.approx([(o["TR_J"] + 3.0) / 2 for o in original])
+    assert [m["TR_J"] for m in mixed] == pytest.approx([(o["TR_J"] + 3.0) / 2 for o in original], abs=0.01)
 
 
 def test_rescore_against_an_endpoint_that_times_out(eval_dir, tmp_path):

@@ -4,6 +4,7 @@ names the file, the path inside it and what was expected."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -69,9 +70,50 @@ def test_out_of_range_time(tmp_path, monitor_data):
     assert "tasks[0].deadline" in message and "inside the scenario" in message
 
 
-def test_task_without_persona_expectation(tmp_path, monitor_data):
-    del monitor_data["tasks"][0]["expect"]["planner"]
-    assert "tasks[0].expect: expected an expectation for persona 'planner'" in error_of(tmp_path, monitor_data)
+def test_persona_without_a_rule_for_a_category(tmp_path, monitor_data):
+    category = monitor_data["tasks"][0]["category"]
+    del monitor_data["personas"]["planner"]["rules"][category]
+    assert f"personas.planner.rules: expected a rule for every category; {category!r} has none" in error_of(
+        tmp_path, monitor_data)
+
+
+def test_task_of_an_unknown_category(tmp_path, monitor_data):
+    monitor_data["tasks"][1]["category"] = "astrology"
+    assert "tasks[1].category: expected the id of one of the scenario's categories" in error_of(tmp_path, monitor_data)
+
+
+def test_execute_rule_needs_an_action(tmp_path, monitor_data):
+    task = next(t for t in monitor_data["tasks"] if t.get("action") is None and not t.get("noop"))
+    monitor_data["personas"]["operator"]["rules"][task["category"]] = "execute"
+    assert "expected an action" in error_of(tmp_path, monitor_data)
+
+
+def test_weekly_block_must_end_after_it_starts(tmp_path, monitor_data):
+    monitor_data["user"]["weekly"] = [{"days": ["mon"], "start": "18:00", "end": "09:00"}]
+    assert "user.weekly[0].end: expected end after start" in error_of(tmp_path, monitor_data)
+
+
+def test_record_versions_in_time_order(tmp_path, monitor_data):
+    record = next(r for r in monitor_data["records"] if r.get("versions"))
+    record["versions"].append({"at": "D1 00:00", "text": "an earlier version"})
+    assert "expected versions in time order" in error_of(tmp_path, monitor_data)
+
+
+def test_condition_on_an_unknown_task(tmp_path, monitor_data):
+    record = next(r for r in monitor_data["records"] if r.get("when"))
+    record["when"]["task"] = "t99_nothing"
+    assert "expected the id of one of the scenario's tasks, got 't99_nothing'" in error_of(tmp_path, monitor_data)
+
+
+def test_ta_window_opens_with_the_urgent_task(tmp_path, monitor_data):
+    monitor_data["ta_decisions"][0]["start"] = "D1 00:00"
+    assert "ta_decisions[0].start: expected the window to open when the urgent task" in error_of(tmp_path, monitor_data)
+
+
+def test_contended_resource_needs_the_users_words(tmp_path):
+    data = yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "experiments.yaml").read_text())
+    data["resources"][0]["complaint"] = ""
+    assert "resources[0].complaint: expected the user's words" in error_of(tmp_path, data)
 
 
 def test_unreachable_condition(tmp_path, monitor_data):
@@ -81,9 +123,9 @@ def test_unreachable_condition(tmp_path, monitor_data):
     assert "expected a reachable condition" in error_of(tmp_path, monitor_data)
 
 
-def test_ta_window_needs_two_tasks(tmp_path, monitor_data):
-    monitor_data["ta_window"]["competing"] = monitor_data["ta_window"]["urgent"]
-    assert "ta_window.competing: expected two different tasks" in error_of(tmp_path, monitor_data)
+def test_ta_decision_needs_two_tasks(tmp_path, monitor_data):
+    monitor_data["ta_decisions"][0]["competing"] = monitor_data["ta_decisions"][0]["urgent"]
+    assert "ta_decisions[0].competing: expected two different tasks" in error_of(tmp_path, monitor_data)
 
 
 def test_too_few_tasks(tmp_path, monitor_data):
@@ -97,14 +139,14 @@ def test_duplicate_ids(tmp_path, monitor_data):
 
 
 def test_cli_validate_reports_without_traceback(tmp_path, monitor_data):
-    del monitor_data["tasks"][0]["expect"]["operator"]
+    del monitor_data["personas"]["operator"]["rules"][monitor_data["tasks"][0]["category"]]
     path = write(tmp_path, monitor_data)
     proc = subprocess.run([sys.executable, "-m", "proactive_env.cli", "validate", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "broken.yaml: tasks[0].expect" in lines[0]
+    assert len(lines) == 1 and "broken.yaml: personas.operator.rules" in lines[0]
 
 
 def test_cli_missing_file_is_one_line(tmp_path):

@@ -62,7 +62,9 @@ def setup_call(persona: str):
 def test_an_unauthorised_execute_is_refused_and_changes_nothing():
     env, world, call = setup_call("reviewer")
     obs, *_ = env.step(call)
-    assert obs.startswith("Error: save_plan: refused") and world.created == []
+    assert obs.startswith("Error: save_plan: refused") and not any(t.executed for t in world.tasks)
+    attempt = [e for e in world.log if e["type"] == "execute"]
+    assert len(attempt) == 1 and not attempt[0]["ok"] and attempt[0]["reason"] == "unauthorised"
 
 
 @pytest.mark.parametrize("scenario", shipped_names())
@@ -70,9 +72,10 @@ def test_an_unauthorised_execute_is_refused_and_changes_nothing():
 def test_text_oracle_scores_like_the_structured_oracle(scenario, persona):
     text = play(TextOracleAgent(), scenario, persona, 0)
     structured = play(OracleAgent(), scenario, persona, 0)
-    for key in ("TC", "TA", "TR_D"):
+    for key in ("TA", "TR_D"):
         assert text["scores"][key] == pytest.approx(structured["scores"][key])
-    assert text["scores"]["TR_D"] == 1.0 and text["scores"]["TA"] == 1.0 and text["scores"]["TC"] >= 95
+    assert text["scores"]["TC"] == pytest.approx(structured["scores"]["TC"], abs=2)  # TC is per face
+    assert text["scores"]["TR_D"] == 1.0 and text["scores"]["TA"] == 1.0 and text["scores"]["TC"] >= 98
     assert text["return"] == pytest.approx(text["scores"]["J"], abs=1e-6)
     assert all(isinstance(a, dict) for a in text["actions"])
 
@@ -81,5 +84,5 @@ def test_a_done_action_cannot_be_repeated():
     env, world, call = setup_call("planner")  # the planner delegates save_plan
     first, *_ = env.step(call)
     second, *_ = env.step(call)
-    assert first.startswith("Done: save_plan") and second.startswith("Error: save_plan: refused")
-    assert len(world.created) == 1
+    assert first.startswith("Done: save_plan") and second.startswith("Error: save_plan: ")
+    assert sum(e["ok"] for e in world.log if e["type"] == "execute") == 1

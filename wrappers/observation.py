@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from proactive_env.envs.render import ansi_timeline
 
-PARTS = ("clock", "tasks", "resources", "context", "action_mask")
+PARTS = ("clock", "tasks", "resources", "rules", "feedback", "action_mask")
 
 
 class _MaskForwarding:
@@ -23,7 +23,7 @@ class _MaskForwarding:
 class FlattenObservation(_MaskForwarding, gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Concatenate the Dict observation into one float32 vector, for SB3's ``MlpPolicy``.
 
-    The parts are concatenated in a fixed order — clock, tasks, resources, context and (unless
+    The parts are concatenated in a fixed order — clock, tasks, resources, rules, feedback and (unless
     ``include_mask=False``) the action mask — so a policy sees which actions are valid.
 
     Example::

@@ -50,8 +50,8 @@ class RewardWeights(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Optional potential-based shaping (Ng et al., 1999): adds ``Φ(s') − Φ(s)`` to the reward,
-    with Φ = ``scale`` × the share of open tasks whose chosen depth already equals the depth the
-    user wants now, and Φ = 0 at the end of an episode. The shaping terms of an episode sum to
+    with Φ = ``scale`` × the share of open tasks that have already reached the depth the user
+    wants now (privileged: the shaping knows the user's policy), and Φ = 0 at the end of an episode. The shaping terms of an episode sum to
     zero (Φ starts and ends at 0), so returns still sum to J and the optimal policy is unchanged;
     it only pays earlier for getting the depth right. Off unless you wrap with it.
 
@@ -68,10 +68,10 @@ class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def potential(self) -> float:
         world = self.env.unwrapped.world
-        open_tasks = [t for t in world.tasks if t.active and not t.final]
+        open_tasks = [t for t in world.tasks if t.active and not t.closed]
         if world.done or not open_tasks:
             return 0.0
-        return self.scale * sum(t.chosen == world.expected_depth(t) for t in open_tasks) / len(open_tasks)
+        return self.scale * sum(world.reached_wanted(t) for t in open_tasks) / len(open_tasks)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)

@@ -51,7 +51,8 @@ class ProactivityParallelEnv(ParallelEnv):
         self._envs = {}
         for agent, name, persona in zip(self.possible_agents, names, chosen, strict=True):
             env = ProactivityEnv(name, persona=persona)
-            env.pool, env.owner, env.shared_clock = self.pool, agent, True
+            env.pools = {r.id: self.pool for r in env.base.resources}
+            env.owner, env.shared_clock = agent, True
             self._envs[agent] = env
         self.agents: list[str] = []
         first = self._envs[self.possible_agents[0]]

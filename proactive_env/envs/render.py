@@ -16,8 +16,6 @@ def _describe(entry: dict) -> str:
         return f"agent {entry['verb']} {entry['task']}"
     if kind == "decision":
         return f"user {entry['verdict']} {entry['task']} ({entry['rule']}; trust {entry['trust_before']:.2f})"
-    if kind == "task_final":
-        return f"{entry['task']} final: chosen {entry['chosen']}, expected {entry['expected']}"
     details = ", ".join(f"{k}={v}" for k, v in entry.items() if k not in ("t", "type", "policy"))
     return f"{kind} {details}".strip()
 
@@ -31,7 +29,7 @@ def ansi_timeline(world: World | None, last: int | None = 40) -> str:
     entries = [e for e in world.log if e["type"] not in _SKIP]
     entries = entries[-last:] if last else entries
     lines += [f"  {format_at(e['t'])}  {_describe(e)}" for e in entries]
-    open_tasks = [t.spec.id for t in world.tasks if t.active and not t.final]
+    open_tasks = [t.spec.id for t in world.tasks if t.active and not t.closed]
     lines.append(f"  open tasks: {', '.join(open_tasks) or '-'}")
     return "\n".join(lines) + "\n"
 
@@ -54,14 +52,15 @@ def rgb_timeline(world: World | None, width: int = 480, row: int = 10) -> np.nda
     x = lambda minute: min(width - 1, max(0, int(minute * width / end)))  # noqa: E731
     for start, stop in world.schedule.sleep.spans:
         img[:, x(start):x(stop) + 1] = _COLOURS["sleep"]
-    img[:, x(world.window.start):x(world.window.end) + 1] = _COLOURS["window"]
+    for d in world.scenario.ta_decisions:
+        img[:, x(d.start):x(d.end) + 1] = _COLOURS["window"]
     for t in world.tasks:
         if t.active:
-            stop = t.spec.deadline if t.final else world.now
+            stop = t.spec.deadline if t.closed else world.now
             img[row * t.index + 3: row * t.index + 7, x(t.trigger):x(stop) + 1] = _COLOURS["active"]
     index = {t.spec.id: t.index for t in world.tasks}
     for e in world.log:
-        if e["type"] == "action":
+        if e["type"] == "action" and e.get("task") in index:
             y = row * index[e["task"]]
             img[y + 1: y + row - 1, x(e["t"]):x(e["t"]) + 2] = _COLOURS[e["verb"]]
     img[:, x(world.now)] = _COLOURS["now"]

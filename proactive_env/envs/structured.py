@@ -9,8 +9,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ..scoring import RunScorer, Weights, make_trajectory
-from ..sim import SharedPool, TAOutcome, TaskState, Verb, World
-from ..spec import MAX_TASKS, PERSONAS, Depth, Scenario, format_at, load_scenario
+from ..sim import SharedPool, TaskState, Verb, World
+from ..spec import MAX_CATEGORIES, MAX_TASKS, PERSONAS, RULES, Scenario, load_scenario, variant
 from .render import ansi_timeline, rgb_timeline
 
 VERBS = ("start", "continue", "defer", "allocate", "present", "execute")
@@ -19,7 +19,8 @@ N_ACTIONS = 1 + N_VERBS * MAX_TASKS
 MAX_RESOURCES = 4
 MAX_ACTIONS_PER_POINT = 24
 URGENCY_HORIZON = 3 * 24 * 60  # deadlines further away than three days read as 0 urgency
-FEEDBACK_KINDS = ("none", "approve", "decline", "acknowledge", "policy_change", "revoked", "conflict")
+WORK_SCALE = 12 * 60  # minutes of work that read as 1.0
+FEEDBACK_KINDS = ("approve", "decline", "acknowledge", "nothing", "policy_change", "revoked", "complaint")
 
 # The published action table: index 0 is NOOP, then verb-major blocks of MAX_TASKS task slots.
 ACTION_TABLE: tuple[tuple[str, int | None], ...] = (("noop", None),) + tuple(
@@ -27,18 +28,24 @@ ACTION_TABLE: tuple[tuple[str, int | None], ...] = (("noop", None),) + tuple(
 
 # Per-slot task features: static ones (set at reset), ones that change when the task does, and
 # ones that change with the clock. Keeping the groups contiguous lets a row update be one write.
+# No feature states the depth the user wants: the agent joins the task's category with the rule
+# table (``rules``) and tracks the user's feedback.
 STATIC_FEATURES = (
     "slot_used", "latent", "trigger_user", "trigger_event", "trigger_agent", "needs_resource", "has_action",
-    "conditional", "stated_noop", "stated_prepare", "stated_suggest", "stated_execute", "stated_needs_approval",
+    "conditional", "work_size", *(f"category_{i}" for i in range(MAX_CATEGORIES)),
 )
 STATE_FEATURES = (
-    "active", "final", "evidence_read", "work_done", "allocated", "followup_pending", "presented",
-    "approval_pending", "approved", "declined", "executed", "execute_refused", "needs_approval_now",
+    "active", "closed", "evidence_read", "work_done", "work_running", "allocated", "followup_pending", "deferred",
+    "presented", "approval_pending", "approved", "declined", "acknowledged", "executed", "execute_refused",
+    "assessed", "actionable",
 )
 CLOCK_DEPENDENT_FEATURES = ("urgency", "resource_busy_now")
 TASK_FEATURES = STATIC_FEATURES + STATE_FEATURES + CLOCK_DEPENDENT_FEATURES
-CLOCK_FEATURES = ("progress", "time_of_day", "day", "user_available", "user_asleep", "actions_at_point",
-                  "grace")
+CLOCK_FEATURES = ("progress", "time_of_day", "day", "weekday", "user_available", "user_asleep", "user_busy",
+                  "actions_at_point", "grace")
+RESOURCE_FEATURES = ("present", "user_using_now", "user_using_within_2h", "agent_jobs", "capacity")
+# Per category: present, the stated rule (one-hot), and the rule the user's feedback changed it to (one-hot).
+RULE_FEATURES = ("present", *(f"stated_{r}" for r in RULES), *(f"now_{r}" for r in RULES))
 _T = {name: i for i, name in enumerate(TASK_FEATURES)}
 _STATE = slice(_T[STATE_FEATURES[0]], _T[STATE_FEATURES[-1]] + 1)
 _URGENCY, _BUSY = _T["urgency"], _T["resource_busy_now"]
@@ -63,7 +70,12 @@ class ProactivityEnv(gym.Env):
 
     ``Discrete(1 + 6 × 19)``: index 0 is NOOP (wait for the next decision point); index
     ``1 + v·19 + s`` applies verb ``v`` of (start, continue, defer, allocate, present, execute) to
-    task slot ``s`` — see ``ACTION_TABLE``. Slots follow the scenario's task order. The valid
+    task slot ``s`` — see ``ACTION_TABLE``. ``start`` reads the task's evidence and launches its
+    first unit of work, which finishes later (a decision point); ``continue`` launches the next;
+    ``allocate`` runs the rest in the next free window of its resource (the user's sleep first);
+    ``defer`` sets a follow-up at the next time the user is reachable and the resource free,
+    ≥ 1 h ahead; ``present`` shows the work (an approval request where the task has an action);
+    ``execute`` applies the action. The valid
     actions are given by ``action_masks()`` and ``obs["action_mask"]``; a masked or out-of-range
     action is taken as NOOP and ``info["invalid_action"]`` is True. Execute is never masked for
     lack of permission: the world refuses an unauthorised EXECUTE (and the attempt counts).
@@ -72,23 +84,33 @@ class ProactivityEnv(gym.Env):
 
     A ``Dict`` of fixed-shape arrays in [0, 1]:
 
-    * ``clock`` (7,): progress through the run, time of day, day, user available, user asleep,
-      actions taken at this decision point, final grace point;
-    * ``tasks`` (19 × 28,): slot-major, ``obs["tasks"].reshape(19, 28)`` gives per task slot its
-      state (active, final, evidence read, work done,
-      presented, approval pending/approved/declined, executed, refused, ...), urgency, whether its
-      resource is held by the user now, and the persona's *stated* policy for it (stated depth,
-      whether its action needs approval) beside the approval need *now* (after feedback);
-    * ``resources`` (4 × 3,): per resource: present, held by the user now, held by the user within
-      two hours;
-    * ``context`` (10,): the persona (one-hot) and the kind of the user's latest feedback;
+    * ``clock`` (9,): progress through the run, time of day, day, weekday, user available,
+      asleep, busy, actions taken at this decision point, final grace point;
+    * ``tasks`` (19 × 45,): slot-major, ``obs["tasks"].reshape(19, 45)`` gives per task slot
+      what the agent can know of it: how it was triggered, whether it is latent, conditional,
+      needs a resource or has a consequential action, the size of its work, its action category
+      (one-hot), and its state (active, closed, evidence read, work done and running, allocated,
+      follow-up pending, deferred, presented, approval pending/approved/declined/acknowledged,
+      executed, refused, assessed — all its evidence read — and, once assessed, whether the
+      records call for anything: the NOOP judgement a reader would make), its urgency and
+      whether its resource is in the user's own use now. Slots are shuffled per seed;
+    * ``resources`` (4 × 5,): per resource: present, in the user's own use now, within two hours,
+      the agent's running jobs (share of capacity), capacity;
+    * ``rules`` (8 × 9,): the persona's policy as a table per action category: present, the
+      stated rule (prepare / suggest / approve / execute, one-hot) and the rule the user's
+      feedback has since changed it to (one-hot; zeros while unchanged). Which depth a task
+      wants is never observed: the agent joins the task's category with this table, and the
+      answers it received (per task: approved, declined, acknowledged);
+    * ``feedback`` (16,): the user's latest feedback event: kind (one-hot), its category
+      (one-hot), and how recent it is;
     * ``action_mask`` (115,) int8.
 
     ## Rewards
 
-    When a task becomes final (its deadline passes or the run ends) and when the TA window
-    closes, the reward is the change in the run's J = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR over
-    what is final so far; over an episode the rewards sum to the run's J.
+    When a task closes (its deadline passes or the run ends) and when a TA window closes, the
+    reward is the change in the run's J = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR over what has closed
+    so far, computed by the scorer from the world's event log; over an episode the rewards sum
+    to the run's J.
 
     ## Episode End
 
@@ -101,57 +123,49 @@ class ProactivityEnv(gym.Env):
     * ``scenario``: shipped scenario name or path to a scenario file (default ``"monitor"``).
     * ``persona``: ``"reviewer"``, ``"planner"``, ``"operator"``, or None to sample one per
       episode from the seed.
+    * ``variants``: True (default) draws the seed's variant of the scenario (timing, rules within
+      the persona, distractors, slot and record order; seeds ≥ 1000 are the test split); False
+      plays the file as written.
     * ``weights``: λ as ``{"tc": .., "ta": .., "tr": ..}`` (normalised; default equal).
     * ``render_mode``: ``"ansi"`` (a readable timeline) or ``"rgb_array"`` (a timeline picture).
 
     ## Version History
 
-    * v0: initial release (scenario suite 0.1).
+    * v0: initial release (scenario suite 0.1); suite 0.2: observation states the policy (rule
+      table and feedback) instead of per-task depths, work takes time, seeds draw variants, and
+      the scorer judges from the event log.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, scenario: str = "monitor", persona: str | None = None,
-                 weights: dict[str, float] | None = None, render_mode: str | None = None):
+                 weights: dict[str, float] | None = None, render_mode: str | None = None, variants: bool = True):
         if persona is not None and persona not in PERSONAS:
             raise ValueError(f"persona: expected one of {PERSONAS} or None, got {persona!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.scenario: Scenario = load_scenario(scenario)
+        self.base: Scenario = load_scenario(scenario)
+        self.scenario = self.base
         self.fixed_persona = persona
         self.weights = Weights(**(weights or {}))
         self.render_mode = render_mode
+        self.variants = variants
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = spaces.Dict({
             "clock": spaces.Box(0.0, 1.0, (len(CLOCK_FEATURES),), np.float32),
             "tasks": spaces.Box(0.0, 1.0, (MAX_TASKS * len(TASK_FEATURES),), np.float32),
-            "resources": spaces.Box(0.0, 1.0, (MAX_RESOURCES * 3,), np.float32),
-            "context": spaces.Box(0.0, 1.0, (len(PERSONAS) + len(FEEDBACK_KINDS),), np.float32),
+            "resources": spaces.Box(0.0, 1.0, (MAX_RESOURCES * len(RESOURCE_FEATURES),), np.float32),
+            "rules": spaces.Box(0.0, 1.0, (MAX_CATEGORIES * len(RULE_FEATURES),), np.float32),
+            "feedback": spaces.Box(0.0, 1.0, (len(FEEDBACK_KINDS) + MAX_CATEGORIES + 1,), np.float32),
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
-        s = self.scenario
-        self._resource_ids = [r.id for r in s.resources][:MAX_RESOURCES]
-        res_index = {r: i for i, r in enumerate(self._resource_ids)}
-        n = len(s.tasks)
-        self._end, self._days = s.end_minute, s.days
-        self._evidence = [frozenset(t.evidence) for t in s.tasks]
-        self._resource_tasks = [(i, res_index[t.work.resource]) for i, t in enumerate(s.tasks)
-                                if t.work.resource in res_index]
-        self._static = np.zeros((MAX_TASKS, len(TASK_FEATURES)), np.float32)
-        for i, t in enumerate(s.tasks):
-            row = self._static[i]
-            row[_T["slot_used"]] = 1.0
-            row[_T["latent"]] = t.latent
-            row[_T["trigger_" + t.trigger.type]] = 1.0
-            row[_T["needs_resource"]] = t.work.resource is not None
-            row[_T["has_action"]] = t.action is not None
-            row[_T["conditional"]] = bool(t.requires)
-        self._n_tasks = n
+        self._categories = list(self.base.categories)
         self.world: World | None = None
-        # Set by the multi-assistant env: worlds that share one clock and one pool of compute.
-        self.pool: SharedPool | None = None
+        # Set by the multi-assistant env: worlds that share one clock and pools of compute.
+        self.pools: dict[str, SharedPool] | None = None
         self.owner = "agent"
         self.shared_clock = False
+        self.face = "structured"
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -159,30 +173,42 @@ class ProactivityEnv(gym.Env):
         persona = self.fixed_persona or PERSONAS[int(self.np_random.integers(len(PERSONAS)))]
         self.persona = persona
         self._seed = seed
-        self.world = World(self.scenario, persona, self.np_random, pool=self.pool, owner=self.owner)
-        self.scorer = RunScorer(self.scenario, self.weights)
-        self._actions: list[int] = []
+        base = self.base
+        self._variant = (variant.draw(base, persona, self.np_random) if self.variants
+                         else variant.identity(base, persona))
+        self.scenario = s = variant.apply(base, self._variant)
+        if self.pools is not None:
+            for pool in self.pools.values():
+                pool.reset()
+        self.world = World(s, persona, self.np_random, rules=self._variant["rules"], pools=self.pools,
+                           owner=self.owner, face=self.face)
+        self.scorer = RunScorer(s, persona, self.weights)
+        self._actions: list = []
         self._here = 0
         self._last_j = 0.0
-        self._outcomes: list = []
         self._decisions_seen = 0
+        self._feedback_seen = 0
         self._summary = self.scorer.summary()
-        self._tasks = self._static.copy()
-        for t in self.world.tasks:
-            d = Depth.parse(t.spec.expect[persona].depth)
-            self._tasks[t.index, _T["stated_noop"] + int(d)] = 1.0
-            self._tasks[t.index, _T["stated_needs_approval"]] = self.world.stated_needs_approval(t)
+        self._static_rows(s)
         self._clock = np.zeros(len(CLOCK_FEATURES), np.float32)
-        self._resources = np.zeros((MAX_RESOURCES, 3), np.float32)
-        self._resources[: len(self._resource_ids), 0] = 1.0
-        self._context = np.zeros(len(PERSONAS) + len(FEEDBACK_KINDS), np.float32)
-        self._context[PERSONAS.index(persona)] = 1.0
+        self._resource_ids = [r.id for r in s.resources]
+        self._resources = np.zeros((MAX_RESOURCES, len(RESOURCE_FEATURES)), np.float32)
+        for i, r in enumerate(s.resources):
+            self._resources[i, 0] = 1.0
+            self._resources[i, 4] = min(1.0, r.capacity / 8)
+        self._rules = np.zeros((MAX_CATEGORIES, len(RULE_FEATURES)), np.float32)
+        self._stated = dict(self._variant["rules"])
+        for c, category in enumerate(self._categories):
+            self._rules[c, 0] = 1.0
+            self._rules[c, 1 + RULES.index(self._stated[category])] = 1.0
+        self._feedback = np.zeros(len(FEEDBACK_KINDS) + MAX_CATEGORIES + 1, np.float32)
+        self._feedback_at = 0
         self._mask = np.zeros(N_ACTIONS, np.int8)
         self._mask[0] = 1
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()
         self._collect()
-        self.world.dirty.update(range(self._n_tasks))
+        self.world.dirty.update(range(len(s.tasks)))
         self._refresh(moved=True)
         return self._obs(), self._info(False)
 
@@ -198,8 +224,8 @@ class ProactivityEnv(gym.Env):
     def _act(self, action) -> tuple[bool, bool]:
         """Apply the agent's action at the current decision point, without moving the clock.
         Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
-        a = int(action)
-        invalid = not (0 <= a < N_ACTIONS) or not self._mask[a]
+        a = _action_int(action)
+        invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask[a]
         self._actions.append(0 if invalid else a)
         if invalid or a == 0:
             return invalid, True
@@ -209,7 +235,7 @@ class ProactivityEnv(gym.Env):
         return False, self._here >= MAX_ACTIONS_PER_POINT
 
     def _observe(self, moved: bool, invalid: bool):
-        """Score what became final, bring the observation up to date, and build the step result."""
+        """Score what closed, bring the observation up to date, and build the step result."""
         reward = self._collect()
         self._refresh(moved)
         terminated = self.world.done
@@ -236,27 +262,37 @@ class ProactivityEnv(gym.Env):
 
     def trajectory(self, agent: str) -> dict:
         """The run so far as a trajectory record (complete once the episode has ended)."""
-        w = self.world
-        return make_trajectory(
-            scenario=self.scenario, persona=self.persona, seed=self._seed, agent=agent, weights=self.weights,
-            actions=list(self._actions), log=list(w.log), outcomes=self._outcomes, ta=w.ta or TAOutcome(False, False, 0.0),
-            scores=self.scorer.breakdown())
+        return make_trajectory(scenario=self.base, persona=self.persona, seed=self._seed, agent=agent,
+                               weights=self.weights, variant=self._variant, actions=list(self._actions),
+                               log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
 
     def _collect(self) -> float:
-        """Score tasks that became final; the reward is the change in running J."""
-        world = self.world
-        finalized = world.take_finalized()
-        if not finalized and (world.ta is None or self.scorer.ta is not None):
+        """Feed the scorer the new log entries; the reward is the change in running J."""
+        if not self.scorer.feed(self.world.log):
             return 0.0
-        for task in finalized:
-            self._outcomes.append(task.outcome)
-            self.scorer.add(task.outcome)
-        if world.ta is not None:
-            self.scorer.ta = world.ta
         self._summary = self.scorer.summary()
         j = self._summary["J"]
         reward, self._last_j = j - self._last_j, j
         return reward
+
+    def _static_rows(self, s: Scenario) -> None:
+        self._tasks = np.zeros((MAX_TASKS, len(TASK_FEATURES)), np.float32)
+        category = {c: i for i, c in enumerate(self._categories)}
+        self._evidence = [frozenset(t.evidence) for t in s.tasks]
+        self._resource_tasks = []
+        resource_index = {r.id: i for i, r in enumerate(s.resources)}
+        for i, t in enumerate(s.tasks):
+            row = self._tasks[i]
+            row[_T["slot_used"]] = 1.0
+            row[_T["latent"]] = t.latent
+            row[_T["trigger_" + t.trigger.type]] = 1.0
+            row[_T["needs_resource"]] = t.work.resource is not None
+            row[_T["has_action"]] = t.action is not None
+            row[_T["conditional"]] = bool(t.requires)
+            row[_T["work_size"]] = min(1.0, t.work.units * t.work.minutes / WORK_SCALE)
+            row[_T["category_0"] + category[t.category]] = 1.0
+            if t.work.resource is not None:
+                self._resource_tasks.append((i, resource_index[t.work.resource]))
 
     def _refresh(self, moved: bool) -> None:
         """Bring the observation up to date: rows of tasks that changed, time-dependent columns."""
@@ -266,53 +302,76 @@ class ProactivityEnv(gym.Env):
         world.dirty.clear()
         if moved:
             self._clock_update()
-        self._clock[5] = self._here / MAX_ACTIONS_PER_POINT
+        self._feedback_update()
+        self._clock[7] = self._here / MAX_ACTIONS_PER_POINT
 
     def _clock_update(self) -> None:
         world, now = self.world, self.world.now
-        schedule = world.schedule
+        schedule, s = world.schedule, self.scenario
         clock = self._clock
-        clock[0] = min(1.0, now / self._end)
+        clock[0] = min(1.0, now / s.end_minute)
         clock[1] = (now % 1440) / 1440.0
-        clock[2] = min(1.0, (now // 1440) / self._days)
-        clock[3] = schedule.available(now)
-        clock[4] = schedule.sleep.contains(now)
-        clock[6] = world.grace
+        clock[2] = min(1.0, (now // 1440) / s.days)
+        clock[3] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun").index(s.weekday(now)) / 6
+        clock[4] = schedule.available(now)
+        clock[5] = schedule.sleep.contains(now)
+        clock[6] = not clock[4] and not clock[5]
+        clock[8] = world.grace
         busy = [schedule.resource_busy[rid].contains(now) for rid in self._resource_ids]
         for i, rid in enumerate(self._resource_ids):
             self._resources[i, 1] = busy[i]
             self._resources[i, 2] = schedule.resource_busy[rid].overlaps(now, now + 120)
+            pool = world.pools[rid]
+            self._resources[i, 3] = min(1.0, pool.running(now, world.owner) / pool.capacity)
         tasks = self._tasks
         for t in world.tasks:
-            if t.active and not t.final:
+            if t.active and not t.closed:
                 left = (t.spec.deadline - now) / URGENCY_HORIZON
                 tasks[t.index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
             tasks[index, _BUSY] = busy[res]
-        feedback = self._context[len(PERSONAS):]
-        feedback[:] = 0.0
-        feedback[FEEDBACK_KINDS.index(world.feedback.kind)] = 1.0
-        self._time = format_at(now)
+        self._time = world.clock_text()
+
+    def _feedback_update(self) -> None:
+        world = self.world
+        events = world.feedback
+        if len(events) > self._feedback_seen:
+            self._feedback_seen = len(events)
+            for c, category in enumerate(self._categories):
+                current = world.policy.rules[category]
+                self._rules[c, 5:] = 0.0
+                if current != self._stated[category]:
+                    self._rules[c, 5 + RULES.index(current)] = 1.0
+            latest = events[-1]
+            self._feedback[:] = 0.0
+            self._feedback[FEEDBACK_KINDS.index(latest.kind)] = 1.0
+            if latest.category in self._categories:
+                self._feedback[len(FEEDBACK_KINDS) + self._categories.index(latest.category)] = 1.0
+            self._feedback_at = latest.minute
+        if events and self._feedback.any():
+            age = (world.now - self._feedback_at) / URGENCY_HORIZON
+            self._feedback[-1] = 1.0 - min(1.0, max(0.0, age))
 
     def _task_row(self, t: TaskState) -> None:
         """Write one task's state features and its six action-mask entries."""
         world = self.world
         units = t.spec.work.units
         evidence = self._evidence[t.index]
+        read = len(evidence & t.read) / len(evidence) if evidence else 1.0
+        assessed = t.started and read == 1.0
         approval = t.approval
         self._tasks[t.index, _STATE] = (
-            t.active, t.final, len(evidence & world.observed) / len(evidence) if evidence else 1.0,
-            t.units_done / units if units else 1.0, t.allocated, t.followup is not None, t.presented,
-            approval == "pending", approval == "approve", approval == "decline", t.executed, t.exec_blocked,
-            world.needs_approval(t))
-        if t.final:
+            t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
+            t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
+            approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop)
+        if t.closed:
             self._tasks[t.index, _URGENCY] = 0.0
         self._mask[1 + t.index::MAX_TASKS] = world.valid_verbs(t)
 
     def _obs(self) -> dict[str, np.ndarray]:
         return {"clock": self._clock.copy(), "tasks": self._tasks.ravel().copy(),
-                "resources": self._resources.ravel().copy(),
-                "context": self._context.copy(), "action_mask": self._mask.copy()}
+                "resources": self._resources.ravel().copy(), "rules": self._rules.ravel().copy(),
+                "feedback": self._feedback.copy(), "action_mask": self._mask.copy()}
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
@@ -322,3 +381,15 @@ class ProactivityEnv(gym.Env):
             info["decisions"] = [d.to_dict() for d in decisions[self._decisions_seen:]]
             self._decisions_seen = len(decisions)
         return info
+
+
+def _action_int(action) -> int | None:
+    """An action index from an int-like value (Python or numpy integer, or a 0-d integer array);
+    None for anything else (a float, a string, a bool), which is taken as an invalid action."""
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    return None

@@ -9,8 +9,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium import spaces
 
-from ..sim import ToolError, tool_schemas
-from ..spec import format_at
+from ..sim import TextTools, ToolError, tool_schemas
 from .render import ansi_timeline
 from .rephrase import OpenAIRephraser
 from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
@@ -47,6 +46,10 @@ def parse_call(action: Any) -> tuple[str, dict]:
     if not isinstance(args, dict):
         raise ToolError(f"{name}: expected 'arguments' to be a JSON object")
     return name, args
+
+
+_RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
+               "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
 
 
 class ProactivityTextEnv(gym.Env):
@@ -97,8 +100,9 @@ class ProactivityTextEnv(gym.Env):
 
     def __init__(self, scenario: str = "monitor", persona: str | None = None,
                  weights: dict[str, float] | None = None, render_mode: str | None = None,
-                 rephraser: dict[str, Any] | None = None):
-        self.core = ProactivityEnv(scenario, persona=persona, weights=weights)
+                 rephraser: dict[str, Any] | None = None, variants: bool = True):
+        self.core = ProactivityEnv(scenario, persona=persona, weights=weights, variants=variants)
+        self.core.face = "text"
         self.rephraser = OpenAIRephraser(rephraser) if rephraser else None
         self._rephraser_config = rephraser
         self.scenario = self.core.scenario
@@ -118,12 +122,13 @@ class ProactivityTextEnv(gym.Env):
 
     def tools(self) -> list[dict]:
         """The tool schemas, OpenAI function-calling format."""
-        return tool_schemas(self.scenario)
+        return tool_schemas(self.core.base)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         self.core.reset(seed=seed, options=options)
-        self.core.world.authored = True
+        self.scenario = self.core.scenario  # this seed's variant
+        self.toolbox = TextTools(self.core.world)
         self.core.world.rephrase = self.rephraser
         if self.rephraser is not None:
             self.rephraser.reset()
@@ -139,12 +144,12 @@ class ProactivityTextEnv(gym.Env):
             if name == "wait":
                 wait = True
             else:
-                result = world.call_tool(name, args)
+                result = self.toolbox.call(name, args)
         except ToolError as exc:
             if name is None:
                 self.core._actions.append({"malformed": str(action)[:2000]})
             invalid, result = True, f"Error: {exc}"
-            world.log_tool_error(str(exc))
+            world._record("tool_error", error=str(exc)[:500])
         self.core._here += 1
         if wait or self.core._here >= MAX_ACTIONS_PER_POINT:
             world.advance()
@@ -168,19 +173,21 @@ class ProactivityTextEnv(gym.Env):
     def _briefing(self) -> str:
         s, world = self.scenario, self.core.world
         persona = s.personas[self.core.persona]
-        resources = "; ".join(f"{r.id} ({r.kind}: {r.name})" for r in s.resources) or "none"
+        resources = "; ".join(f"{r.id} ({r.kind}: {r.name}, {r.capacity} job(s) at once)" for r in s.resources) or "none"
+        rules = "; ".join(f"{c} ({s.categories[c]}): {_RULE_WORDS[r]}" for c, r in world.policy.rules.items())
+        sleep = f"{s.user.sleep.start // 60:02d}:{s.user.sleep.start % 60:02d}–{s.user.sleep.end // 60:02d}:{s.user.sleep.end % 60:02d}"
         return (f"You are {s.user.name}'s proactive assistant ({s.title}, {s.days} days from "
                 f"{s.start_date:%A %d %B %Y}, {s.timezone}; times are written 'D1 09:00' for day 1).\n"
                 f"{s.user.name}'s policy for you: {persona.policy}\n"
-                f"{s.user.name} sleeps {format_at(s.user.sleep.start)[3:]}–{format_at(s.user.sleep.end)[3:]}. "
-                f"Shared compute: {resources}.\n"
-                f"Records you can see now: {len(world.appeared)} (use list_records / read_record).")
+                f"The same policy per kind of matter: {rules}.\n"
+                f"{s.user.name} sleeps {sleep}. Shared compute: {resources}.\n"
+                f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).")
 
     def _news(self) -> str:
         world = self.core.world
         new = world.inbox[self._read:]
         self._read = len(world.inbox)
-        status = "The run has ended." if world.done else f"Now: {format_at(world.now)}."
+        status = "The run has ended." if world.done else f"Now: {world.clock_text()}."
         return "\n".join([*new, status])
 
     def _text(self, text: str) -> str:
@@ -191,5 +198,5 @@ class ProactivityTextEnv(gym.Env):
         info = dict(base) if base else {"scores": dict(self.core._summary), "persona": self.core.persona}
         info.pop("action_mask", None)
         info["invalid_action"] = invalid
-        info["time"] = format_at(self.core.world.now)
+        info["time"] = self.core.world.clock_text()
         return info

@@ -1,13 +1,13 @@
-"""Scoring: TC, TA, TR-D, TR-J and J for runs; judges; trajectories; the results table."""
+"""Scoring: TC, TA, TR-D, TR-J and J for runs, from their event logs; judges; trajectories; results."""
 
-from .judge import DIAGNOSTICS, Judge, RubricJudge
-from .metrics import RunScorer, TaskScore, Weights, score_run, score_task, tr_j_estimate
+from .compose import compose_artifact
+from .judge import DIAGNOSTICS, Judge, RubricJudge, TaskWork
+from .metrics import RunScorer, TaskScore, Weights, score_log, tr_j_estimate
 from .results import METRICS, UNITS, aggregate, load_results, results_document, stratified_bootstrap
-from .trajectory import load_trajectory, make_trajectory, rescore, write_json_atomic
+from .trajectory import load_trajectory, make_trajectory, rescore, scenario_of, write_json_atomic
 
 __all__ = [
-    "DIAGNOSTICS", "Judge", "RubricJudge", "RunScorer", "TaskScore", "Weights", "METRICS", "UNITS", "aggregate", "load_results", "results_document",
-    "stratified_bootstrap",
-    "load_trajectory", "make_trajectory", "rescore", "score_run", "score_task", "tr_j_estimate",
-    "write_json_atomic",
+    "DIAGNOSTICS", "METRICS", "UNITS", "Judge", "RubricJudge", "RunScorer", "TaskScore", "TaskWork", "Weights",
+    "aggregate", "compose_artifact", "load_results", "load_trajectory", "make_trajectory", "rescore",
+    "results_document", "scenario_of", "score_log", "stratified_bootstrap", "tr_j_estimate", "write_json_atomic",
 ]

@@ -11,8 +11,8 @@ rendered trajectory), so re-judging the same input costs no request.
 Three judges share one endpoint client (``LLMClient``):
 
 * ``LLMTaskJudge`` — the ``Judge`` protocol of ``judge.py``: TC's four diagnostics for one task;
-* ``LLMTAJudge`` — the TA labels (now, later) and continuation quality of one run;
-* ``LLMTrustJudge`` — TR-J per active task: the five trust constructs, 1–5, averaged.
+* ``LLMTAJudge`` — the TA labels (now, later) and continuation quality of each TA decision of a run;
+* ``LLMTrustJudge`` — TR-J per task the user saw: the five trust constructs, 1–5, averaged.
 
 The prompts are versioned files in ``rubrics/`` (``tc-1.md``, ...): change a prompt, bump its
 version.
@@ -34,10 +34,9 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..sim import TAOutcome, TaskOutcome
-from ..spec import Depth, Scenario, Task, format_at
+from ..spec import Scenario, Task, format_at
 from .client import ChatClient, Endpoint, LLMEndpointError
-from .judge import DIAGNOSTICS
+from .judge import DIAGNOSTICS, TaskWork
 from .trajectory import write_json_atomic
 
 T = TypeVar("T")
@@ -47,13 +46,13 @@ MIN_QUOTE = 4  # characters: shorter quotes (or "") would match almost any text
 HALF_STEPS = (0.0, 0.5, 1.0)
 CONSTRUCTS = ("understandability", "technical_competence", "reliability", "personal_attachment", "faith")
 # Log entries that are the simulator's bookkeeping, not something the agent or the user did or saw
-# (the user's trust value, the world's own TA labels); judges never see them.
-SIMULATOR_ONLY = {"run_start", "run_end", "trust", "ta_window_closed"}
-HIDDEN_KEYS = {"t", "type", "minute", "trust_before", "trust_after"}
-# What the user sees: events, their own decisions and policy changes, executions and refusals,
-# and the assistant's messages, suggestions and approval requests (not its reads or notes).
-USER_VISIBLE = {"event", "decision", "executed", "refused", "policy_change", "conflict"}
-USER_VISIBLE_VERBS = {"present", "message", "request_approval"}
+# (the user's trust value, the rules in force); judges never see them.
+SIMULATOR_ONLY = {"run_start", "run_end", "trust", "record", "task_active", "task_inactive", "task_closed"}
+HIDDEN_KEYS = {"t", "type", "minute", "trust_before", "trust_after", "rules", "version"}
+# What the user sees: events, their own decisions and policy changes, the assistant's messages,
+# suggestions, approval requests and executions, and its jobs that slowed theirs (not its reads
+# or notes).
+USER_VISIBLE = {"event", "decision", "execute", "policy_change", "intrusion", "present", "message"}
 TIME_KEYS = {"followup", "start", "end", "until", "at"}
 
 
@@ -274,10 +273,9 @@ def _value(key: str, value) -> str:
 
 
 def render_log(scenario: Scenario, trajectory: dict, keep: Callable[[dict], bool]) -> str:
-    """The kept log entries as readable lines: event texts from the scenario, presented work
-    from the task outcomes, times as ``D2 09:30``. Judges quote these lines."""
+    """The kept log entries as readable lines: event texts from the scenario, the texts the agent
+    wrote, times as ``D2 09:30``. Judges quote these lines."""
     events = {e.id: e for e in scenario.events}
-    work = {o["task"]: o.get("artifact", "") for o in trajectory["outcomes"]}
     lines = []
     for entry in trajectory["log"]:
         if entry["type"] in SIMULATOR_ONLY or not keep(entry):
@@ -289,8 +287,6 @@ def render_log(scenario: Scenario, trajectory: dict, keep: Callable[[dict], bool
         else:
             fields = " ".join(f"{k}={_value(k, v)}" for k, v in entry.items() if k not in HIDDEN_KEYS)
             line = f"{at} {entry['type']}: {fields}"
-            if entry["type"] == "action" and entry.get("verb") == "present" and work.get(entry.get("task")):
-                line += "\n" + work[entry["task"]]
         lines.append(line.replace("\n", "\n    "))  # continuation lines indented: one entry, one block
     return "\n".join(lines)
 
@@ -318,21 +314,21 @@ class LLMTaskJudge:
     def __init__(self, llm: LLMClient, scenario: Scenario):
         self.llm, self.scenario, self.name = llm, scenario, llm.name
 
-    def judge(self, task: Task, outcome: TaskOutcome) -> dict[str, float]:
-        if outcome.expected == Depth.NOOP:
-            if outcome.chosen != Depth.NOOP:
+    def judge(self, task: Task, work: TaskWork) -> dict[str, float]:
+        if work.noop:
+            if work.intervened:
                 return dict.fromkeys(DIAGNOSTICS, 0.0)
-            return self._abstention(task, outcome)
-        if not outcome.artifact:
+            return self._abstention(task, work)
+        if not work.artifact:
             return dict.fromkeys(DIAGNOSTICS, 0.0)
-        records = _records(self.scenario, outcome.observed)
+        records = _records(self.scenario, list(work.observed))
         facts = "\n".join(f"- {f.text}" for f in task.facts) or "- (none)"
         forbidden = "\n".join(f"- {c.text}" for c in task.constraints.must_not_include) or "- (none)"
-        user = (f"{_task_header(self.scenario, task)}\nDepth the assistant chose: {Depth(outcome.chosen).name}\n\n"
+        user = (f"{_task_header(self.scenario, task)}\n\n"
                 f"## Reference checklist (not quotable)\nFacts the work should state:\n{facts}\n"
                 f"Claims the work must not make:\n{forbidden}\n\n"
-                f"## The assistant's work\n{outcome.artifact}\n\n## Records the assistant had observed\n{records}")
-        source = f"{outcome.artifact}\n{records}"
+                f"## The assistant's work\n{work.artifact}\n\n## Records the assistant had observed\n{records}")
+        source = f"{work.artifact}\n{records}"
 
         def check(answer: dict) -> dict[str, float]:
             verdict = TaskVerdict.model_validate(answer)
@@ -342,10 +338,10 @@ class LLMTaskJudge:
 
         return self.llm.verdict(self.rubric_version, rubric("tc-1"), user, check)
 
-    def _abstention(self, task: Task, outcome: TaskOutcome) -> dict[str, float]:
+    def _abstention(self, task: Task, work: TaskWork) -> dict[str, float]:
         records = _records(self.scenario, task.evidence)
         user = (f"{_task_header(self.scenario, task)}\n\n## What the assistant did\nIt abstained, having read "
-                f"{outcome.evidence_read} of the task's {outcome.evidence_total} evidence records.\n\n"
+                f"{work.evidence_read} of the task's {work.evidence_total} evidence records.\n\n"
                 f"## Evidence records\n{records}")
 
         def check(answer: dict) -> dict[str, float]:
@@ -357,15 +353,20 @@ class LLMTaskJudge:
 
 
 class LLMTAJudge:
-    """The run's TA labels and continuation quality, from its log up to the window's end."""
+    """Each TA decision's labels and continuation quality, from the run's log up to its window's end."""
 
     rubric_version = "ta-1"
 
     def __init__(self, llm: LLMClient):
         self.llm, self.name = llm, llm.name
 
-    def judge_ta(self, scenario: Scenario, trajectory: dict) -> TAOutcome:
-        window = scenario.ta_window
+    def judge_ta(self, scenario: Scenario, trajectory: dict) -> dict[str, dict]:
+        """Labels per TA decision whose two tasks were active: ``{id: {now, later, continuation}}``."""
+        active = {e["task"] for e in trajectory["log"] if e["type"] == "task_active"}
+        return {d.id: self._decision(scenario, trajectory, d) for d in scenario.ta_decisions
+                if d.urgent in active and d.competing in active}
+
+    def _decision(self, scenario: Scenario, trajectory: dict, window) -> dict:
         tasks = {t.id: t for t in scenario.tasks}
         log = render_log(scenario, trajectory, lambda e: e["t"] < window.end)
 
@@ -378,30 +379,41 @@ class LLMTAJudge:
                 f"{describe('Urgent', window.urgent)}\n\n{describe('Competing', window.competing)}\n\n"
                 f"## The assistant's log up to the window's end\n{log}")
 
-        def check(answer: dict) -> TAOutcome:
+        def check(answer: dict) -> dict:
             verdict = TAVerdict.model_validate(answer)
             for name in ("now", "later", "continuation"):
                 verify_quotes(getattr(verdict, name).quotes, log, f"TA {name}")
             later = verdict.later.label
-            # as in the world's own scoring, continuation is only credited for an explicit deferral
-            return TAOutcome(verdict.now.label, later, verdict.continuation.score if later else 0.0)
+            # as in the rubric scoring, continuation is only credited for an explicit deferral
+            return {"now": verdict.now.label, "later": later,
+                    "continuation": verdict.continuation.score if later else 0.0}
 
         return self.llm.verdict(self.rubric_version, rubric("ta-1"), user, check)
 
 
 def _user_sees(entry: dict) -> bool:
-    return entry["type"] in USER_VISIBLE or (entry["type"] == "action" and entry.get("verb") in USER_VISIBLE_VERBS)
+    return entry["type"] in USER_VISIBLE
 
 
 def user_history(scenario: Scenario, trajectory: dict, minute: int) -> str:
     """What the user saw up to ``minute``: messages and notifications, presented work, approval
-    decisions, executions and refusals — not the agent's private work or notes."""
+    decisions, executions, and the assistant's jobs that slowed theirs — not its private work."""
     return render_log(scenario, trajectory, lambda e: e["t"] <= minute and _user_sees(e))
 
 
+def last_seen_turns(trajectory: dict) -> dict[str, int]:
+    """Each task the user saw, and the minute of its last turn they saw."""
+    turns: dict[str, int] = {}
+    for e in trajectory["log"]:
+        if e["type"] in ("present", "execute", "decision") and e.get("task"):
+            turns[e["task"]] = e["t"]
+    return turns
+
+
 class LLMTrustJudge:
-    """TR-J per active task: the five constructs (1–5) rated on the persona's stated policy, the
-    scenario and the history the user saw up to the task's last turn; the task's TR-J is their mean."""
+    """TR-J per task the user saw: the five constructs (1–5) rated on the persona's stated policy,
+    the scenario and the history the user saw up to the task's last turn; the task's TR-J is their
+    mean."""
 
     rubric_version = "trj-1"
 
@@ -412,16 +424,14 @@ class LLMTrustJudge:
         tasks = {t.id: t for t in scenario.tasks}
         persona = trajectory["persona"]
         ratings = {}
-        for outcome in (TaskOutcome.from_dict(o) for o in trajectory["outcomes"]):
-            if not outcome.active:
-                continue
-            history = user_history(scenario, trajectory, outcome.minute)
+        for task_id, minute in last_seen_turns(trajectory).items():
+            history = user_history(scenario, trajectory, minute)
             user = (f"## You\n{scenario.user.name}. Your stated policy for the assistant ({persona}):\n"
                     f"{scenario.personas[persona].policy}\n\n## Scenario\n{scenario.title}: {scenario.description}\n\n"
-                    f"## The task in question\n{tasks[outcome.task].title} (as of {format_at(outcome.minute)})\n\n"
+                    f"## The task in question\n{tasks[task_id].title} (as of {format_at(minute)})\n\n"
                     f"## The interaction history you have seen\n{history or '(nothing yet)'}")
-            ratings[outcome.task] = self.llm.verdict(self.rubric_version, rubric("trj-1"), user,
-                                                     partial(self._mean, history=history))
+            ratings[task_id] = self.llm.verdict(self.rubric_version, rubric("trj-1"), user,
+                                                partial(self._mean, history=history))
         return ratings
 
     @staticmethod

@@ -1,26 +1,46 @@
-"""The 3T metrics of one run (paper App. E, DESIGN.md §5).
+"""The 3T metrics of one run, computed from its event log and its scenario alone (DESIGN.md §5).
 
-* TC per active task = mean of its applicable components (Evidence, Outputs, Constraints,
-  Semantics, Completion), 0–100; run TC = Σ v_t·TC_t / Σ v_t.
-* TA per run = now ∧ later in the scenario's decision window.
-* TR-D per run = share of active tasks whose chosen depth equals the expected depth.
-* TR-J per task, 1–5: the documented deterministic estimator below; run TR-J = mean.
-* J = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR with S_TR = (TR-D + (TR-J − 1)/4) / 2.
+``RunScorer`` reads the world's log entry by entry (live, for rewards, or from a saved
+trajectory, for ``rescore``: the same code, the same numbers). It replays the user's policy
+(``sim.PolicyState``) to judge each intervention at its own time.
 
-``RunScorer`` accumulates tasks as they become final, so the env can report running scores and
-pay rewards that telescope to the final J.
+* **TC** per task = 100 × mean of the applicable components — Evidence (the task's evidence
+  records read for it: each read credits one task), Outputs (its work done by the deadline and
+  delivered at the depth the user needs: the user must see what they need to see; a correct
+  suggestion is not penalised for not executing; delivery after ``needed_by`` counts half; an
+  execute with wrong arguments delivers nothing), Constraints (required codes stated in the
+  agent's own words, forbidden claims not made, on meaning), Semantics and Completion (from the
+  judges). Work the user needed to see but never saw leaves nothing to judge. A conditional task
+  the oracle would have opened but the agent cut off scores 0. Run TC = Σ v_t·TC_t / Σ v_t, less
+  ``PRIVACY_COST`` points per record read that no task active in the run needed (at most
+  ``PRIVACY_CAP``): reading everything is not free.
+* **TA** per run = the share of its eligible decisions (both tasks active) with now ∧ later. now:
+  substantive work on the urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺; later: the
+  competing task explicitly deferred to a feasible time ≥ τ⁺ (its work fits before its deadline,
+  its resource free of the user's use), or allocated there, by the agent before τ⁺, and no work on
+  it inside the window; any agent job over the user's own use of the shared resource inside the
+  window fails the decision. Continuation: 1 feasible timed plan, 0.5 a deferral without a time.
+* **TR-D** per run = share of active tasks whose every intervention was aligned when made and whose
+  wanted depth was reached (``sim.policy``); NOOP tasks: nothing the user saw.
+* **TR-J** per task the user saw, 1–5, from what the user saw (``tr_j_estimate``); never from TC.
+* **J** = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR with S_TR = (TR-D + (TR-J − 1)/4) / 2.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 
-from ..sim import TAOutcome, TaskOutcome
-from ..spec import Depth, Scenario, Task
-from .judge import Judge, RubricJudge, judge_task
+from ..sim import RULE_DEPTH, PolicyState
+from ..sim.schedule import Schedule
+from ..spec import Depth, Scenario, Task, reachable_states
+from .compose import compose_artifact
+from .judge import Judge, RubricJudge, TaskWork, claim_made, judge_task, states, strip_copies
 
 COMPONENTS = ("evidence", "outputs", "constraints", "semantics", "completion")
+PRIVACY_COST, PRIVACY_CAP = 0.5, 10.0  # TC points per needless read, and at most
+CLEAR_LENGTH = 2000  # characters: longer messages are hard to take in
 
 
 @dataclass(frozen=True)
@@ -44,6 +64,32 @@ class Weights:
         return {"TC": self.tc, "TA": self.ta, "TR": self.tr}
 
 
+@dataclass
+class _Task:
+    """What the log has said about one task so far."""
+
+    spec: Task
+    active: bool = False
+    cut_off: bool = False
+    closed: bool = False
+    started: bool = False
+    units_done: int = 0
+    reads: set[str] = field(default_factory=set)
+    texts: list[str] = field(default_factory=list)  # notes, messages, execute calls, in order
+    shown: list[str] = field(default_factory=list)  # what the user saw
+    delivered_at: int | None = None
+    requested: bool = False
+    executed: bool = False
+    executed_attempts: int = 0
+    failed_attempts: int = 0
+    interventions: list[bool] = field(default_factory=list)  # aligned?
+    clear: list[bool] = field(default_factory=list)
+    trust_after: float | None = None
+    observed_at_delivery: tuple[str, ...] = ()
+    at_delivery: tuple[frozenset, int] | None = None  # (reads, units done) when the user first got it
+    deferred_before: set[int] = field(default_factory=set)
+
+
 @dataclass(frozen=True)
 class TaskScore:
     task: str
@@ -51,130 +97,401 @@ class TaskScore:
     components: dict[str, float]
     diagnostics: dict[str, float]
     tc: float  # 0–100
-    depth_match: bool
-    tr_j: float  # 1–5
-    chosen: str
-    expected: str
-
-
-def _outputs(task: Task, o: TaskOutcome) -> float:
-    if o.expected == Depth.NOOP:
-        return 1.0 if o.chosen == Depth.NOOP else 0.0
-    ceiling = Depth.EXECUTE if task.action is not None else Depth.SUGGEST
-    required = min(max(Depth(o.chosen), task.delivery_depth), ceiling)
-    items = [min(1.0, o.units_done / o.units) if o.units else (1.0 if o.chosen or o.evidence_read else 0.0)]
-    if required == Depth.SUGGEST:
-        items.append(1.0 if o.presented else 0.0)
-    elif required == Depth.EXECUTE:
-        items.append(o.action_match if o.executed else 0.0)
-    return sum(items) / len(items)
-
-
-def _constraints(task: Task, o: TaskOutcome) -> float | None:
-    c = task.constraints
-    total = len(c.must_include) + len(c.must_not_include)
-    if not total:
-        return None
-    if o.expected == Depth.NOOP:
-        return 1.0 if o.chosen == Depth.NOOP else 0.0
-    if not o.artifact:
-        return 0.0
-    text = o.artifact.lower()
-    met = sum(1 for f in c.must_include if any(n in text for n in f.needles()))
-    met += sum(1 for claim in c.must_not_include if claim.text.lower() not in text)
-    return met / total
-
-
-def tr_j_estimate(trust: float, tc: float) -> float:
-    """Deterministic TR-J estimator: the mean of the user's simulated trust at the task's last
-    turn (1–5) and the task's capability mapped onto 1–5 (1 + 4·TC/100). Trust carries the
-    depth (mis)alignment history the user saw; TC carries the competence the constructs rate."""
-    return 0.5 * trust + 0.5 * (1.0 + 4.0 * tc / 100.0)
-
-
-def score_task(task: Task, o: TaskOutcome, judges: list[Judge], tr_j: float | None = None) -> TaskScore:
-    """One task's scores; ``tr_j`` replaces the TR-J estimator (e.g. an LLM judge's rating)."""
-    diag = judge_task(judges, task, o)
-    components: dict[str, float] = {}
-    if o.evidence_total:
-        components["evidence"] = o.evidence_read / o.evidence_total
-    components["outputs"] = _outputs(task, o)
-    constraints = _constraints(task, o)
-    if constraints is not None:
-        components["constraints"] = constraints
-    components["semantics"] = (diag["correctness"] + diag["grounding"]) / 2
-    components["completion"] = (diag["completeness"] + diag["artifact_quality"]) / 2
-    tc = 100.0 * sum(components.values()) / len(components)
-    return TaskScore(task=task.id, weight=task.weight, components=components, diagnostics=diag, tc=tc,
-                     depth_match=o.chosen == o.expected, tr_j=tr_j_estimate(o.trust, tc) if tr_j is None else tr_j,
-                     chosen=Depth(o.chosen).name, expected=Depth(o.expected).name)
+    depth_match: bool | None  # None: cut off (scored for TC only)
+    tr_j: float | None  # 1–5; None: the user never saw it
+    wanted: str
 
 
 @dataclass
+class _Decision:
+    spec: object
+    now: bool = False
+    urgent_deferred: bool = False
+    later: bool = False
+    continuation: float = 0.0
+    competed: bool = False
+    intruded: bool = False
+    closed: bool = False
+    eligible: bool = False
+
+
 class RunScorer:
-    """Scores of one run, accumulated as tasks become final."""
+    """Scores of one run, accumulated from its log as tasks and TA windows close."""
 
-    scenario: Scenario
-    weights: Weights = field(default_factory=Weights)
-    judges: list[Judge] = field(default_factory=lambda: [RubricJudge()])
-    tasks: list[TaskScore] = field(default_factory=list)
-    ta: TAOutcome | None = None
+    def __init__(self, scenario: Scenario, persona: str, weights: Weights | None = None,
+                 judges: list[Judge] | None = None, tr_j: dict[str, float] | None = None,
+                 ta: dict[str, dict] | None = None):
+        self.scenario, self.persona = scenario, persona
+        self.weights = weights or Weights()
+        self.judges = judges or [RubricJudge()]
+        self._tr_j_override, self._ta_override = tr_j or {}, ta or {}
+        self.schedule = Schedule.of(scenario)
+        self.policy = PolicyState(dict(scenario.personas[persona].rules))
+        self.tasks = {t.id: _Task(t) for t in scenario.tasks}
+        self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        self.scores: list[TaskScore] = []
+        self.observed: set[str] = set()
+        self.pool_reads: list[str] = []  # reads credited to no task yet
+        self.records_text = tuple(_source_text(r) for r in scenario.records)
+        self.needless_reads: set[str] = set()
+        self.privacy = 0.0
+        self.ended = False
+        self.composed = True  # the structured face: the agent's work is composed from what it read
+        self._seen = 0
 
-    def __post_init__(self) -> None:
-        self._specs = {t.id: t for t in self.scenario.tasks}
-        self._weight = self._weighted_tc = self._matches = self._tr_j = 0.0
+    # ------------------------------------------------------------------ reading the log
+    def feed(self, log: list[dict]) -> bool:
+        """Read the entries not yet seen; True if any task or TA window closed."""
+        closed = False
+        for entry in log[self._seen:]:
+            closed |= self._entry(entry)
+        self._seen = len(log)
+        return closed
 
-    def add(self, outcome: TaskOutcome, tr_j: float | None = None) -> TaskScore | None:
-        if not outcome.active:
+    def _entry(self, e: dict) -> bool:
+        kind, t = e["type"], e["t"]
+        closed = self._close_windows(t) if kind != "run_end" else False
+        task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
+        if kind == "run_start":
+            self.policy = PolicyState(dict(e["rules"]))
+            self.composed = e.get("face", "structured") == "structured"
+        elif kind == "policy_change":
+            self.policy.change(e["rules"])
+        elif kind == "decision":
+            self.policy.answer(e["task"], e["verdict"])
+        elif kind == "task_active":
+            task.active = True
+            self._claim_pool_reads(task)
+            for d in self.decisions:
+                if task.spec.id in (d.spec.urgent, d.spec.competing) and t < d.spec.end:
+                    d.eligible = d.eligible or self._both_active(d)
+        elif kind == "task_inactive":
+            task.cut_off = self._oracle_reaches(task.spec)
+        elif kind == "read":
+            self._read(e["record"], task)
+        elif kind == "work":
+            task.started = True
+            self._work(task, e)
+        elif kind == "work_done":
+            task.units_done = e["units_done"]
+        elif kind == "note" and task is not None:
+            task.started = True
+            task.texts.append(e["text"])
+        elif kind == "present" and task is not None:
+            self._present(task, e)
+        elif kind == "execute" and task is not None:
+            self._execute(task, e)
+        elif kind == "defer" and task is not None:
+            self._defer(task, e)
+        elif kind == "intrusion":
+            for d in self.decisions:
+                if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
+                    d.intruded = True
+        elif kind == "trust" and task is not None:
+            task.trust_after = e["after"]
+        elif kind == "task_closed":
+            if task.active or task.cut_off:
+                self._score(task, t)
+                closed = True
+        elif kind == "run_end":
+            closed |= self._close_windows(math.inf)
+            self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
+            self.ended = True
+            closed = True
+        return closed
+
+    def _both_active(self, d: _Decision) -> bool:
+        return self.tasks[d.spec.urgent].active and self.tasks[d.spec.competing].active
+
+    def _oracle_reaches(self, spec: Task) -> bool:
+        """Would the oracle, serving this persona, have opened this conditional task's branch?"""
+        return all(c.state in reachable_states(self.scenario, self.tasks[c.task].spec, self.persona)
+                   for c in spec.requires)
+
+    def _read(self, record: str, task: _Task | None) -> None:
+        self.observed.add(record)
+        if task is None:
+            self.pool_reads.append(record)
+        else:
+            task.reads.add(record)
+
+    def _claim_pool_reads(self, task: _Task) -> None:
+        """Reads made before a task activated count for it once it does (each read, one task)."""
+        for record in list(self.pool_reads):
+            if record in task.spec.evidence and record not in task.reads:
+                task.reads.add(record)
+                self.pool_reads.remove(record)
+
+    def _needless(self) -> set[str]:
+        needed = {r for t in self.tasks.values() if t.active for r in t.spec.evidence}
+        return {r for r in self.observed if r not in needed}
+
+    # ------------------------------------------------------------------ interventions
+    def _present(self, task: _Task, e: dict) -> None:
+        text = e.get("text")
+        if text is not None:
+            task.texts.append(text)
+        if e.get("report"):
+            task.shown.append(text or "")
+            return
+        aligned, _ = self.policy.aligned(task.spec, Depth.SUGGEST)
+        task.interventions.append(aligned)
+        task.shown.append(text or "")
+        task.clear.append(text is None or self._clear(text))
+        task.requested |= bool(e.get("request"))
+        if task.delivered_at is None:
+            self._deliver(task, e["t"])
+        self._attend(task, e["t"])
+
+    def _deliver(self, task: _Task, t: int) -> None:
+        task.delivered_at = t
+        task.observed_at_delivery = tuple(sorted(self.observed))
+        task.at_delivery = (frozenset(task.reads), task.units_done)
+
+    def _execute(self, task: _Task, e: dict) -> None:
+        aligned, _ = self.policy.aligned(task.spec, Depth.EXECUTE)
+        task.interventions.append(aligned)
+        task.executed_attempts += 1
+        task.texts.append(f"{e['tool']}({json.dumps(e.get('args', {}), sort_keys=True, ensure_ascii=False)})")
+        if e["ok"]:
+            task.executed = True
+            if task.delivered_at is None:
+                self._deliver(task, e["t"])
+        else:
+            task.failed_attempts += e.get("reason") != "unauthorised"
+        self._attend(task, e["t"])
+
+    def _clear(self, text: str) -> bool:
+        own = strip_copies(text, self.records_text)
+        return len(text) <= CLEAR_LENGTH and len(own.split()) >= 0.5 * max(1, len(text.split()))
+
+    # ------------------------------------------------------------------ temporal allocation
+    def _attend(self, task: _Task, t: int) -> None:
+        """Substantive work on a task at minute ``t``, in TA terms."""
+        for d in self.decisions:
+            if d.spec.start <= t < d.spec.end:
+                if task.spec.id == d.spec.urgent:
+                    d.now = True
+                elif task.spec.id == d.spec.competing:
+                    d.competed = True
+
+    def _work(self, task: _Task, e: dict) -> None:
+        start, end = e["start"], e["end"]
+        for d in self.decisions:
+            if e["t"] >= d.spec.end:
+                continue
+            if task.spec.id == d.spec.urgent and d.spec.start <= start < d.spec.end:
+                d.now = True
+            elif task.spec.id == d.spec.competing:
+                if start < d.spec.end and end > d.spec.start:
+                    d.competed = True
+                elif e.get("allocated") and start >= d.spec.end and end < task.spec.deadline:
+                    d.later, d.continuation = True, 1.0
+
+    def _defer(self, task: _Task, e: dict) -> None:
+        t, until = e["t"], e.get("until")
+        for d in self.decisions:
+            if t >= d.spec.end:
+                continue
+            if task.spec.id == d.spec.urgent:
+                d.urgent_deferred = True
+            elif task.spec.id == d.spec.competing:
+                if until is None:
+                    d.continuation = max(d.continuation, 0.5)
+                elif until >= d.spec.end and self._feasible(task, until):
+                    d.later, d.continuation = True, 1.0
+
+    def _feasible(self, task: _Task, start: int) -> bool:
+        work = task.spec.work
+        duration = work.minutes * max(1, work.units - task.units_done)
+        end = start + duration
+        return end < task.spec.deadline and (work.resource is None or
+                                              self.schedule.resource_free(work.resource, start, end))
+
+    def _close_windows(self, t: float) -> bool:
+        closed = False
+        for d in self.decisions:
+            if not d.closed and t >= d.spec.end:
+                d.closed = closed = True
+                d.eligible = d.eligible or self._both_active(d)
+        return closed
+
+    def _ta_label(self, d: _Decision) -> tuple[bool, bool, float]:
+        override = self._ta_override.get(d.spec.id)
+        if override is not None:
+            return bool(override["now"]), bool(override["later"]), float(override["continuation"])
+        now = d.now and not d.urgent_deferred and not d.intruded
+        later = d.later and not d.competed and not d.intruded
+        return now, later, d.continuation if later or d.continuation == 0.5 else 0.0
+
+    # ------------------------------------------------------------------ a task's score
+    def _score(self, task: _Task, t: int) -> None:
+        spec = task.spec
+        if task.closed:
+            return
+        task.closed = True
+        if not task.active:  # cut off: the oracle would have opened it
+            self.scores.append(TaskScore(spec.id, spec.weight, dict.fromkeys(("outputs",), 0.0),
+                                         dict.fromkeys(("correctness", "grounding", "completeness", "artifact_quality"), 0.0),
+                                         0.0, None, None, "cut_off"))
+            return
+        wanted = self.policy.wanted(spec, self.persona)
+        met = self._met(task, wanted)
+        aligned = all(task.interventions) and met
+        work = self._work_of(task, wanted)
+        diag = judge_task(self.judges, spec, work)
+        components: dict[str, float] = {}
+        if spec.evidence:
+            components["evidence"] = len(task.reads & set(spec.evidence)) / len(spec.evidence)
+        components["outputs"] = self._outputs(task, wanted, work)
+        constraints = self._constraints(spec, work)
+        if constraints is not None:
+            components["constraints"] = constraints
+        components["semantics"] = (diag["correctness"] + diag["grounding"]) / 2
+        components["completion"] = (diag["completeness"] + diag["artifact_quality"]) / 2
+        tc = 100.0 * sum(components.values()) / len(components)
+        seen = bool(task.interventions) or bool(task.shown)
+        tr_j = self._tr_j_override.get(spec.id, tr_j_estimate(task)) if seen else None
+        self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, wanted.name))
+
+    def _met(self, task: _Task, wanted: Depth) -> bool:
+        if wanted == Depth.NOOP:
+            return not task.interventions
+        if wanted == Depth.PREPARE:
+            return task.started
+        if wanted == Depth.SUGGEST:
+            return task.delivered_at is not None and not task.executed
+        if task.executed_attempts:  # the depth attempted counts, even if the call failed
+            return True
+        # asked, and the user had not answered by the deadline
+        return self.policy.rule(task.spec) == "approve" and task.spec.id not in self.policy.answers and task.requested
+
+    def _delivered(self, task: _Task, wanted: Depth) -> bool:
+        """Did the user get the work at the depth they need (PREPARE needs nothing shown)?"""
+        if wanted <= Depth.PREPARE:
+            return True
+        return task.delivered_at is not None
+
+    def _work_of(self, task: _Task, wanted: Depth) -> TaskWork:
+        """What the user received for the task (all of the agent's work on it where the user got
+        what they needed; only what they were shown otherwise), as a judge reads it."""
+        spec = task.spec
+        delivered = wanted <= Depth.PREPARE or task.delivered_at is not None
+        texts = [t for t in (task.texts if delivered else task.shown) if t]
+        composed = ""
+        if self.composed and delivered and task.started:
+            reads, units = task.at_delivery or (task.reads, task.units_done)
+            composed = compose_artifact(spec, set(reads), units)  # the scenario's words: never a copy
+        written = "\n".join(texts)
+        own = " ".join(p for p in (composed, strip_copies(written, self.records_text) if written else "") if p)
+        artifact = "\n".join(p for p in (composed, written) if p)
+        observed = task.observed_at_delivery if task.delivered_at is not None else tuple(sorted(self.observed))
+        return TaskWork(task=spec.id, artifact=artifact, own_words=own, observed=observed,
+                        units_done=task.units_done, units=spec.work.units, noop=spec.noop,
+                        intervened=bool(task.interventions),
+                        evidence_read=len(task.reads & set(spec.evidence)), evidence_total=len(spec.evidence))
+
+    def _outputs(self, task: _Task, wanted: Depth, work: TaskWork) -> float:
+        spec = task.spec
+        if spec.noop:
+            return 0.0 if task.interventions else 1.0
+        items = [min(1.0, task.units_done / spec.work.units)]
+        if wanted >= Depth.SUGGEST:
+            delivered = task.executed or (task.delivered_at is not None and work.own)
+            late = task.delivered_at is not None and spec.needed_by is not None and task.delivered_at > spec.needed_by
+            items.append((0.5 if late else 1.0) if delivered else 0.0)
+        return sum(items) / len(items)
+
+    def _constraints(self, spec: Task, work: TaskWork) -> float | None:
+        c = spec.constraints
+        total = len(c.must_include) + len(c.must_not_include)
+        if not total:
             return None
-        score = score_task(self._specs[outcome.task], outcome, self.judges, tr_j)
-        self.tasks.append(score)
-        self._weight += score.weight
-        self._weighted_tc += score.weight * score.tc
-        self._matches += score.depth_match
-        self._tr_j += score.tr_j
-        return score
+        if spec.noop:
+            return 0.0 if work.intervened else 1.0
+        if not work.own:
+            return 0.0
+        met = sum(1 for f in c.must_include if states(work.artifact, f))
+        met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
+        return met / total
 
+    def work(self, task_id: str) -> TaskWork:
+        """What the run left for a task so far, as the judges read it."""
+        task = self.tasks[task_id]
+        return self._work_of(task, self.policy.wanted(task.spec, self.persona))
+
+    # ------------------------------------------------------------------ results
     def summary(self) -> dict[str, float]:
-        """TC, TA, TR_D, TR_J and J over what is final so far (the full run at its end)."""
-        n = len(self.tasks)
-        tc = self._weighted_tc / self._weight if self._weight else 0.0
-        tr_d = self._matches / n if n else 0.0
-        tr_j = self._tr_j / n if n else 1.0
-        ta = 1.0 if self.ta is not None and self.ta.now and self.ta.later else 0.0
+        """TC, TA, TR_D, TR_J and J over what has closed so far (the full run at its end)."""
+        scores = self.scores
+        weight = sum(s.weight for s in scores)
+        tc = sum(s.weight * s.tc for s in scores) / weight if weight else 0.0
+        tc = max(0.0, tc - self.privacy)
+        judged = [s for s in scores if s.depth_match is not None]
+        tr_d = sum(s.depth_match for s in judged) / len(judged) if judged else 0.0
+        rated = [s.tr_j for s in scores if s.tr_j is not None]
+        tr_j = sum(rated) / len(rated) if rated else 1.0
+        labels = [self._ta_label(d) for d in self.decisions if d.closed and d.eligible]
+        ta = sum(now and later for now, later, _ in labels) / len(labels) if labels else 0.0
         s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
         w = self.weights
-        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr if n or self.ta is not None else 0.0
+        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr if scores or labels else 0.0
         return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
 
     def breakdown(self) -> dict:
-        """Everything behind the summary: per-task components, diagnostics and depths, TA."""
+        """Everything behind the summary: per-task components and depths, per-decision TA."""
         summary = self.summary()
-        comps = {k: [t.components[k] for t in self.tasks if k in t.components] for k in COMPONENTS}
+        comps = {k: [s.components[k] for s in self.scores if k in s.components] for k in COMPONENTS}
+        decisions = []
+        for d in self.decisions:
+            if d.closed and d.eligible:
+                now, later, cont = self._ta_label(d)
+                decisions.append({"id": d.spec.id, "now": now, "later": later, "continuation": cont})
         return {
             **summary,
-            "continuation": self.ta.continuation if self.ta else 0.0,
-            "now": bool(self.ta and self.ta.now),
-            "later": bool(self.ta and self.ta.later),
+            "continuation": sum(d["continuation"] for d in decisions) / len(decisions) if decisions else 0.0,
+            "now": sum(d["now"] for d in decisions) / len(decisions) if decisions else 0.0,
+            "later": sum(d["later"] for d in decisions) / len(decisions) if decisions else 0.0,
+            "ta_decisions": decisions,
             "components": {k: (100.0 * sum(v) / len(v) if v else None) for k, v in comps.items()},
-            "tasks": [
-                {"task": t.task, "TC": t.tc, "TR_J": t.tr_j, "chosen": t.chosen, "expected": t.expected,
-                 "depth_match": t.depth_match, "components": t.components, "diagnostics": t.diagnostics}
-                for t in self.tasks
-            ],
-            "active_tasks": len(self.tasks),
+            "privacy_cost": self.privacy,
+            "tasks": [{"task": s.task, "TC": s.tc, "TR_J": s.tr_j, "wanted": s.wanted, "depth_match": s.depth_match,
+                       "components": s.components, "diagnostics": s.diagnostics} for s in self.scores],
+            "active_tasks": sum(1 for s in self.scores if s.depth_match is not None),
             "weights": self.weights.as_dict(),
         }
 
 
-def score_run(scenario: Scenario, outcomes: list[TaskOutcome], ta: TAOutcome,
-              weights: Weights | None = None, judges: list[Judge] | None = None,
-              tr_j: dict[str, float] | None = None) -> dict:
-    """Full score breakdown of a finished run from its outcomes (used by re-scoring). ``ta`` may
-    come from the world or from TA judges; ``tr_j`` maps task ids to judged TR-J ratings that
-    replace the deterministic estimator."""
-    scorer = RunScorer(scenario, weights or Weights(), judges or [RubricJudge()])
-    for outcome in outcomes:
-        scorer.add(outcome, (tr_j or {}).get(outcome.task))
-    scorer.ta = ta
+def _source_text(record) -> str:
+    """Everything a record ever says (every version, its fields as a look-up shows them): the
+    text that work copied verbatim is measured against."""
+    parts = [record.title, record.text, json.dumps(record.fields, default=str, ensure_ascii=False)]
+    for v in record.versions:
+        parts += [v.title or "", v.text, json.dumps({**record.fields, **v.fields}, default=str, ensure_ascii=False)]
+    return "\n".join(parts)
+
+
+def tr_j_estimate(task: _Task) -> float:
+    """The deterministic TR-J estimator, from what the user saw of the task (never its TC): the
+    mean of the five constructs — reliability and faith: the user's trust after the task's last
+    turn; understandability: the share of what was shown that was clear (the agent's own words,
+    not too long); technical competence: the share of its execute attempts that did not fail on
+    their arguments; personal attachment: the share of its interventions that were aligned."""
+    trust = task.trust_after if task.trust_after is not None else 4.43
+    understand = 1 + 4 * (sum(task.clear) / len(task.clear) if task.clear else 1.0)
+    attempts = task.executed_attempts
+    competence = 1 + 4 * (1 - task.failed_attempts / attempts if attempts else 1.0)
+    attachment = 1 + 4 * (sum(task.interventions) / len(task.interventions) if task.interventions else 1.0)
+    return (2 * trust + understand + competence + attachment) / 5
+
+
+def score_log(scenario: Scenario, persona: str, log: list[dict], weights: Weights | None = None,
+              judges: list[Judge] | None = None, tr_j: dict[str, float] | None = None,
+              ta: dict[str, dict] | None = None) -> dict:
+    """The full breakdown of a finished run from its log (used by re-scoring)."""
+    scorer = RunScorer(scenario, persona, weights, judges, tr_j, ta)
+    scorer.feed(log)
     return scorer.breakdown()
+
+
+__all__ = ["COMPONENTS", "RULE_DEPTH", "RunScorer", "TaskScore", "Weights", "score_log", "tr_j_estimate"]

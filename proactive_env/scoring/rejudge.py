@@ -1,13 +1,14 @@
 """Re-judging saved runs with several judges, and how well two judges agree (paper, Table 4).
 
 A judge set gives one judge per metric: the ``rubric`` set is the deterministic default (the
-rubric judge for TC, the world's own TA labels, the TR-J estimator); an ``openai:MODEL@BASE_URL``
-set is the three LLM judges of one endpoint. Several judges are combined so:
+rubric judge for TC, the scorer's own TA rules, the TR-J estimator); an
+``openai:MODEL@BASE_URL`` set is the three LLM judges of one endpoint. Several judges are
+combined so:
 
 * TC — each task's four diagnostics are the mean over the task judges (``judge_task``);
-* TA — ``now`` and ``later`` each by strict majority of the TA judges (a tie gives no credit:
-  as with silence, a claim of attention or deferral needs the support of most judges), and
-  continuation quality is the mean;
+* TA — per decision, ``now`` and ``later`` each by strict majority of the TA judges (a tie gives
+  no credit: as with silence, a claim of attention or deferral needs the support of most
+  judges), and continuation quality is the mean;
 * TR-J — each task's rating is the mean over the trust judges that rated it (none: the estimator).
 """
 
@@ -20,10 +21,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ..sim import TAOutcome, TaskOutcome
-from ..spec import Scenario, load_scenario
+from ..spec import Scenario
 from .judge import Judge, RubricJudge
-from .metrics import Weights, score_run
+from .metrics import Weights, score_log
+from .trajectory import scenario_of
 
 AGREEMENT_METRICS = ("TC", "TA", "TR_J")
 
@@ -32,7 +33,7 @@ class TAJudge(Protocol):
     name: str
     rubric_version: str
 
-    def judge_ta(self, scenario: Scenario, trajectory: dict) -> TAOutcome: ...
+    def judge_ta(self, scenario: Scenario, trajectory: dict) -> dict[str, dict]: ...
 
 
 class TrustJudge(Protocol):
@@ -42,34 +43,39 @@ class TrustJudge(Protocol):
     def rate(self, scenario: Scenario, trajectory: dict) -> dict[str, float]: ...
 
 
-class RecordedTA:
-    """The TA labels the world recorded during the run (the deterministic TA judge)."""
+class RubricTA:
+    """The scorer's own TA rules on the run's log (the deterministic TA judge)."""
 
     name = "rubric"
-    rubric_version = "world-1"
+    rubric_version = "rules-2"
 
-    def judge_ta(self, scenario: Scenario, trajectory: dict) -> TAOutcome:
-        return TAOutcome.from_dict(trajectory["ta"])
+    def judge_ta(self, scenario: Scenario, trajectory: dict) -> dict[str, dict]:
+        breakdown = score_log(scenario, trajectory["persona"], trajectory["log"])
+        return {d["id"]: {k: d[k] for k in ("now", "later", "continuation")} for d in breakdown["ta_decisions"]}
 
 
 @dataclass
 class EstimatedTrust:
-    """The deterministic TR-J estimator, on the TC that ``task_judges`` give each task."""
+    """The deterministic TR-J estimator (it reads what the user saw, not the task judges' TC)."""
 
     task_judges: list[Judge] = field(default_factory=lambda: [RubricJudge()])
     name: str = "rubric"
-    rubric_version: str = "estimator-1"
+    rubric_version: str = "estimator-2"
 
     def rate(self, scenario: Scenario, trajectory: dict) -> dict[str, float]:
-        outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
-        breakdown = score_run(scenario, outcomes, TAOutcome.from_dict(trajectory["ta"]), judges=self.task_judges)
-        return {t["task"]: t["TR_J"] for t in breakdown["tasks"]}
+        breakdown = score_log(scenario, trajectory["persona"], trajectory["log"], judges=self.task_judges)
+        return {t["task"]: t["TR_J"] for t in breakdown["tasks"] if t["TR_J"] is not None}
 
 
-def combine_ta(outcomes: Sequence[TAOutcome]) -> TAOutcome:
-    n = len(outcomes)
-    return TAOutcome(now=sum(o.now for o in outcomes) > n / 2, later=sum(o.later for o in outcomes) > n / 2,
-                     continuation=sum(o.continuation for o in outcomes) / n)
+def combine_ta(labels: Sequence[dict[str, dict]]) -> dict[str, dict]:
+    n = len(labels)
+    decisions = sorted({d for judge in labels for d in judge})
+    out = {}
+    for d in decisions:
+        votes = [judge[d] for judge in labels if d in judge]
+        out[d] = {"now": sum(v["now"] for v in votes) > n / 2, "later": sum(v["later"] for v in votes) > n / 2,
+                  "continuation": sum(v["continuation"] for v in votes) / len(votes)}
+    return out
 
 
 def combine_trust(ratings: Sequence[dict[str, float]]) -> dict[str, float]:
@@ -77,26 +83,17 @@ def combine_trust(ratings: Sequence[dict[str, float]]) -> dict[str, float]:
     return {task: float(np.mean([r[task] for r in ratings if task in r])) for task in tasks}
 
 
-def scenario_of(trajectory: dict) -> Scenario:
-    """The shipped scenario a trajectory was recorded on, if this package ships the same version."""
-    scenario = load_scenario(trajectory["scenario"])
-    if scenario.version != trajectory["scenario_version"]:
-        raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
-                         f"this package ships v{scenario.version}")
-    return scenario
-
-
-def rejudge(trajectory: dict, scenario: Scenario | None = None, task_judges: list[Judge] | None = None,
+def rejudge(trajectory: dict, base: Scenario | None = None, task_judges: list[Judge] | None = None,
             ta_judges: Sequence[TAJudge] = (), trust_judges: Sequence[TrustJudge] = (),
             weights: Weights | None = None) -> dict:
     """The score breakdown of a saved run under the given judges, combined as the module says
-    (defaults: rubric judge, recorded TA, TR-J estimator; weights as recorded)."""
-    scenario = scenario or scenario_of(trajectory)
+    (defaults: rubric judge, the scorer's TA rules, TR-J estimator; weights as recorded). ``base``:
+    the scenario file's model (default: the shipped one); the run's variant is applied to it."""
+    scenario = scenario_of(trajectory, base)
     w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
-    outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
-    ta = combine_ta([j.judge_ta(scenario, trajectory) for j in ta_judges or [RecordedTA()]])
+    ta = combine_ta([j.judge_ta(scenario, trajectory) for j in ta_judges]) if ta_judges else None
     tr_j = combine_trust([j.rate(scenario, trajectory) for j in trust_judges]) if trust_judges else None
-    return score_run(scenario, outcomes, ta, w, task_judges or [RubricJudge()], tr_j)
+    return score_log(scenario, trajectory["persona"], trajectory["log"], w, task_judges or [RubricJudge()], tr_j, ta)
 
 
 # ---------------------------------------------------------------------------------- judge sets
@@ -111,7 +108,7 @@ class JudgeSet:
 
 
 def rubric_set() -> JudgeSet:
-    return JudgeSet("rubric", lambda scenario: RubricJudge(), RecordedTA(), EstimatedTrust())
+    return JudgeSet("rubric", lambda scenario: RubricJudge(), RubricTA(), EstimatedTrust())
 
 
 def openai_set(base_url: str, model: str, **config) -> JudgeSet:
@@ -131,10 +128,10 @@ def parse_judge(spec: str, cache_dir: Path | None = None, **config) -> JudgeSet:
     return openai_set(base_url, model, **({"cache_dir": cache_dir} if cache_dir else {}), **config)
 
 
-def rejudge_with(trajectory: dict, sets: Sequence[JudgeSet], scenario: Scenario | None = None) -> dict:
+def rejudge_with(trajectory: dict, sets: Sequence[JudgeSet], base: Scenario | None = None) -> dict:
     """The breakdown of a saved run with the judge sets combined."""
-    scenario = scenario or scenario_of(trajectory)
-    return rejudge(trajectory, scenario, [s.task(scenario) for s in sets], [s.ta for s in sets],
+    scenario = scenario_of(trajectory, base)
+    return rejudge(trajectory, base, [s.task(scenario) for s in sets], [s.ta for s in sets],
                    [s.trust for s in sets])
 
 

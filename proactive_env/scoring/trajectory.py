@@ -1,8 +1,9 @@
 """Trajectory files: everything a run leaves, so it can be re-scored without re-running.
 
-A trajectory is one JSON document: what was run (scenario and its version, persona, seed,
-agent), what happened (the agent's actions, the world's event log with every approval decision),
-the per-task outcomes and the TA outcome, and the scores computed at the time.
+A trajectory is one JSON document: what was run (scenario and its version, the seed's variant of
+it, persona, seed, face, agent), what happened (the agent's actions and the world's event log
+with every approval decision), and the scores computed at the time. The scores are a function of
+the log and the scenario alone, so ``rescore`` reproduces them exactly.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import json
 import os
 from pathlib import Path
 
-from ..sim import TAOutcome, TaskOutcome
-from ..spec import SUITE_VERSION, Scenario, load_scenario
+from ..spec import SUITE_VERSION, Scenario, load_scenario, variant
 from .judge import Judge
-from .metrics import Weights, score_run
+from .metrics import Weights, score_log
 
-FORMAT = "proactivity-gym/trajectory-1"
+FORMAT = "proactivity-gym/trajectory-2"
 
 
 def write_json_atomic(path: str | Path, data) -> None:
@@ -31,8 +31,7 @@ def write_json_atomic(path: str | Path, data) -> None:
 
 
 def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent: str, weights: Weights,
-                    actions: list, log: list[dict], outcomes: list[TaskOutcome], ta: TAOutcome,
-                    scores: dict) -> dict:
+                    variant: dict, actions: list, log: list[dict], scores: dict, face: str = "structured") -> dict:
     return {
         "format": FORMAT,
         "scenario": scenario.name,
@@ -40,12 +39,12 @@ def make_trajectory(*, scenario: Scenario, persona: str, seed: int | None, agent
         "suite_version": SUITE_VERSION,
         "persona": persona,
         "seed": seed,
+        "face": face,
+        "variant": variant,
         "agent": agent,
         "weights": weights.as_dict(),
         "actions": actions,
         "log": log,
-        "outcomes": [o.to_dict() for o in outcomes],
-        "ta": ta.to_dict(),
         "scores": scores,
     }
 
@@ -61,13 +60,18 @@ def load_trajectory(path: str | Path) -> dict:
     return data
 
 
-def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
-            scenario: Scenario | None = None) -> dict:
-    """Scores of a saved run recomputed from its outcomes (e.g. with other judges)."""
-    scenario = scenario or load_scenario(trajectory["scenario"])
-    if scenario.version != trajectory["scenario_version"]:
+def scenario_of(trajectory: dict, base: Scenario | None = None) -> Scenario:
+    """The exact scenario a run played: ``base`` (default: the shipped file of that name, which
+    must be the version recorded) with the run's variant applied."""
+    base = base or load_scenario(trajectory["scenario"])
+    if base.version != trajectory["scenario_version"]:
         raise ValueError(f"trajectory was recorded on {trajectory['scenario']} v{trajectory['scenario_version']}, "
-                         f"this package ships v{scenario.version}")
+                         f"this package ships v{base.version}")
+    return variant.apply(base, trajectory["variant"])
+
+
+def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weights | None = None,
+            base: Scenario | None = None) -> dict:
+    """Scores of a saved run recomputed from its log and scenario alone (e.g. with other judges)."""
     w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
-    outcomes = [TaskOutcome.from_dict(o) for o in trajectory["outcomes"]]
-    return score_run(scenario, outcomes, TAOutcome.from_dict(trajectory["ta"]), w, judges)
+    return score_log(scenario_of(trajectory, base), trajectory["persona"], trajectory["log"], w, judges)

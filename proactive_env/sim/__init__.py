@@ -1,12 +1,14 @@
-"""The world: clock, records and tools, resources, tasks, the user simulator and trust."""
+"""The world: clock, records and tools, resources and work, tasks, the user simulator and trust."""
 
-from .outcome import TAOutcome, TaskOutcome
+from .policy import RULE_DEPTH, PolicyState
 from .pool import SharedPool
+from .records import RecordStore, View
 from .schedule import Schedule
-from .tools import GENERIC_TOOLS, ToolError, parse_when, tool_schemas
+from .tools import GENERIC_TOOLS, TextTools, ToolError, parse_when, tool_schemas
 from .trust import TrustModel
 from .user import Decision
-from .world import TaskState, Verb, World, compose_artifact
+from .world import FeedbackEvent, TaskState, Verb, World
 
-__all__ = ["GENERIC_TOOLS", "ToolError", "parse_when", "tool_schemas", "Decision", "Schedule", "SharedPool", "TAOutcome", "TaskOutcome", "TaskState", "TrustModel", "Verb", "World",
-           "compose_artifact"]
+__all__ = ["GENERIC_TOOLS", "RULE_DEPTH", "Decision", "FeedbackEvent", "PolicyState", "RecordStore", "Schedule",
+           "SharedPool", "TaskState", "TextTools", "ToolError", "TrustModel", "Verb", "View", "World", "parse_when",
+           "tool_schemas"]

@@ -1,8 +1,8 @@
-"""A pool of compute shared by several assistants (a lab's GPU server, a team's AI quota).
+"""Agent jobs on a resource, up to its capacity (a lab's GPU server, a team's AI quota, a kiln).
 
-Each world that is given the same pool reserves it for its agent's work; work that needs a
-resource also needs a free slot in the pool, so assistants compete for it as they do with their
-own user's jobs.
+One ``SharedPool`` per resource holds the jobs of every assistant that uses it: the
+multi-assistant env gives several worlds the same pool, so their assistants compete for the
+slots as they do with their own users' use.
 """
 
 from __future__ import annotations
@@ -19,17 +19,30 @@ class SharedPool:
         if self.capacity < 1:
             raise ValueError(f"capacity: expected at least 1 slot, got {self.capacity}")
 
-    def free(self, start: int, end: int, owner: str) -> bool:
-        """Room for one more job of ``owner`` over [start, end)?"""
-        overlapping = [(s, e) for s, e, o in self.reservations if s < end and e > start]
-        if len(overlapping) < self.capacity:
-            return True
-        # Count the worst moment: reservations overlapping each other at one instant.
+    def load(self, start: int, end: int) -> int:
+        """The most jobs running at one instant of [start, end)."""
+        overlapping = [(s, e) for s, e, _ in self.reservations if s < end and e > start]
+        if len(overlapping) < 2:
+            return len(overlapping)
         points = sorted({max(s, start) for s, _ in overlapping})
-        return all(sum(1 for s, e in overlapping if s <= p < e) < self.capacity for p in points)
+        return max(sum(1 for s, e in overlapping if s <= p < e) for p in points)
+
+    def free(self, start: int, end: int, owner: str = "") -> bool:
+        """Room for one more job over [start, end)?"""
+        return self.load(start, end) < self.capacity
+
+    def earliest(self, after: int, duration: int) -> int:
+        """The first start ≥ ``after`` with room for a job of ``duration`` (jobs beyond capacity queue)."""
+        for start in sorted({after} | {e for _, e, _ in self.reservations if e > after}):
+            if self.free(start, start + duration):
+                return start
+        raise AssertionError("a pool always frees up after its last reservation")
 
     def reserve(self, start: int, end: int, owner: str) -> None:
         self.reservations.append((start, end, owner))
+
+    def running(self, minute: int, owner: str | None = None) -> int:
+        return sum(1 for s, e, o in self.reservations if s <= minute < e and (owner is None or o == owner))
 
     def reset(self) -> None:
         self.reservations.clear()

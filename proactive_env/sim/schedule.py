@@ -10,10 +10,10 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..spec import Scenario
+from ..spec import Scenario, resource_use, user_busy
 from ..spec.timeline import MINUTES_PER_DAY
 
-SEARCH_STEP = 30  # minutes between candidate times when looking for a free window
+SEARCH_STEP = 15  # minutes between candidate times when looking for a free window (on the quarter hours)
 FreeCheck = Callable[[int, int], bool]  # is the compute a piece of work needs free over [start, end)?
 
 
@@ -67,8 +67,8 @@ class Schedule:
                 sleep.append((base + start, base + end))
             else:  # crosses midnight
                 sleep.append((base + start, base + MINUTES_PER_DAY + end))
-        busy = [(b.start, b.end) for b in s.user.busy]
-        resources = {r.id: Intervals([(b.start, b.end) for b in r.user_busy]) for r in s.resources}
+        busy = [(a, b) for a, b, _ in user_busy(s)]
+        resources = {r.id: Intervals(resource_use(s, r.id)) for r in s.resources}
         return cls(Intervals(sleep), Intervals(sleep + busy), resources, s.end_minute)
 
     def available(self, minute: int) -> bool:
@@ -81,9 +81,10 @@ class Schedule:
         return resource is None or not self.resource_busy[resource].overlaps(start, end)
 
     def next_opportunity(self, after: int, free: FreeCheck, duration: int, deadline: int) -> int | None:
-        """Earliest time ≥ ``after`` when the user is reachable and ``free(start, end)`` holds."""
-        t = after
-        while t + duration <= deadline:
+        """Earliest time ≥ ``after`` (on the search grid) when the user is reachable and
+        ``free(start, start + duration)`` holds, finishing by ``deadline``."""
+        t = -(-after // SEARCH_STEP) * SEARCH_STEP
+        while t + duration < deadline:
             if self.available(t) and free(t, t + duration):
                 return t
             t += SEARCH_STEP
@@ -95,8 +96,8 @@ class Schedule:
         deadline, else (with ``idle_fallback``) the first window where ``free`` holds.
         Returns (start, in_sleep_time)."""
         fallback = None
-        t = after
-        while t + duration <= deadline:
+        t = -(-after // SEARCH_STEP) * SEARCH_STEP
+        while t + duration < deadline:
             if free(t, t + duration):
                 if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):
                     return t, True

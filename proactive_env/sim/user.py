@@ -27,7 +27,7 @@ class Decision:
 
     task: str
     actions: tuple[str, ...]
-    verdict: str  # approve | decline | defer
+    verdict: str  # approve | decline | acknowledge | nothing | defer
     rule: str
     minute: int
     trust_before: float
@@ -39,24 +39,27 @@ class Decision:
                 "minute": self.minute, "trust_before": self.trust_before, "trust_after": self.trust_after}
 
 
-def decide(*, task_tool: str | None, requested: tuple[str, ...], wants_execution: bool, declines: bool,
-           trust: float, competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
+def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, declines: bool, trust: float,
+           competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
     """Return (verdict, rule) for a request made while the user is available.
 
-    Rules, first match wins: a request naming an action the task does not have gets no
-    permission; a request that leaves out the task's action is incomplete and gets none; a user
-    who wants only to review this task acknowledges and keeps the action; the persona's
-    scripted refusal; low trust; work that competed with the user (stochastic); work
+    First match wins: a task with nothing to approve gets "nothing"; a request naming an action
+    the task does not have, or leaving out its action, gets no permission; a user whose rule for
+    the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
+    delegated it says yes (the asking itself is under-intervention, judged elsewhere); the
+    persona's scripted refusal; low trust; work that competed with the user (stochastic); work
     done in sleep time (stochastic); otherwise approval.
     """
     if task_tool is None:
-        return "acknowledge", "no_action_requested"
+        return "nothing", "no_action_requested"
     if any(a != task_tool for a in requested):
         return "decline", "unrecognised_action"
     if task_tool not in requested:
         return "decline", "incomplete_request"
-    if not wants_execution:
+    if rule in ("prepare", "suggest"):
         return "acknowledge", "review_only"
+    if rule == "execute":
+        return "approve", "already_delegated"
     if declines:
         return "decline", "persona_declines"
     if trust < LOW_TRUST:
@@ -66,21 +69,6 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], wants_execution
     if sleep_work:
         return ("approve" if rng.random() < ACCEPT_SLEEP_TIME else "decline"), "sleep_time_work"
     return "approve", "default_approve"
-
-
-_REPLIES = {
-    "approve": "Yes, go ahead with {what}.",
-    "decline": "No, please don't go ahead with {what}.",
-    "acknowledge": "Thanks, noted — I'll take it from here.",
-    "defer": "(no reply yet: {name} is not available)",
-}
-_REASONS = {
-    "unrecognised_action": " I don't recognise what you're asking me to approve.",
-    "incomplete_request": " I can't approve part of this; tell me everything you intend to do.",
-    "persona_declines": " I'd rather not.",
-    "low_trust": " After what happened earlier I'd rather handle this myself.",
-    "competing_work": " That got in the way of what I was doing.",
-}
 
 
 class Rephraser(Protocol):
@@ -112,15 +100,13 @@ def says(verdict: str, text: str) -> bool:
     return not _APPROVES.search(text)
 
 
-def reply(decision: Decision, user_name: str, title: str, rephrase: Rephraser | None = None,
-          style: str = "") -> str:
-    """Natural-language reply for a decision (never consulted for authorization): the template,
-    or its rewording by ``rephrase`` where that plainly says the same verdict."""
-    what = title.lower() if decision.actions else "this"
-    text = _REPLIES[decision.verdict].format(what=what, name=user_name)
-    if decision.verdict == "decline":
-        text += _REASONS.get(decision.rule, "")
-    if rephrase is not None and decision.verdict != "defer":
-        reworded = " ".join(rephrase(text, verdict=decision.verdict, style=style).split())
-        text = reworded if reworded and says(decision.verdict, reworded) else text
-    return f"{user_name}: {text}"
+def reply(template: str, what: str, rephrase: Rephraser | None = None, style: str = "",
+          verdict: str = "") -> str:
+    """The user's words for a decision (never consulted for authorization): the scenario's
+    template filled with what was asked about, or its rewording by ``rephrase`` where that plainly
+    says the same verdict."""
+    text = template.replace("{what}", what)
+    if rephrase is not None and verdict in ("approve", "decline", "acknowledge"):
+        reworded = " ".join(rephrase(text, verdict=verdict, style=style).split())
+        text = reworded if reworded and says(verdict, reworded) else text
+    return text

@@ -1,30 +1,35 @@
-"""The simulated world of one run: clock, records, tasks, resources, user and trust.
+"""The simulated world of one run: clock, records, tasks and their work, resources, user, trust.
 
 Event-driven: the agent acts at *decision points* (an event, a task trigger, a follow-up it
 scheduled, finished work, a user reply, the daily review). Actions take effect at the current
-minute; ``advance()`` moves the clock to the next decision point, finalizing tasks whose
-deadline passed on the way. Nothing here knows about Gymnasium or scoring.
+minute; work runs for its duration and finishes later; ``advance()`` moves the clock to the next
+decision point. The world records what happened in ``log`` (DESIGN.md §2: "the world simulates;
+the scorer judges"): it decides no score, notes no TA outcome and snapshots no verdict. The
+user's reactions (approvals, trust, complaints, revoked delegation) are simulation and are
+logged as such.
 """
 
 from __future__ import annotations
 
-import heapq
+import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 import numpy as np
 
 from ..spec import Depth, Scenario, Task, trigger_minute
+from ..spec.models import Replies
 from ..spec.timeline import MINUTES_PER_DAY, format_at
-from .outcome import TAOutcome, TaskOutcome
+from .clock import EventQueue, Q
+from .policy import PolicyState
 from .pool import SharedPool
+from .records import RecordStore
 from .schedule import Schedule
-from .tools import ToolActions
 from .trust import TrustModel
 from .user import Decision, Rephraser, decide, reply
 
 FOLLOWUP_DELAY = 60  # a deferral looks at least an hour ahead
-LOW_TRUST_REVOKE = 2.5  # below this the user takes every delegated action back
 
 
 class Verb(IntEnum):
@@ -36,29 +41,7 @@ class Verb(IntEnum):
     EXECUTE = 5
 
 
-VERB_DEPTH = {Verb.START: Depth.PREPARE, Verb.CONTINUE: Depth.PREPARE, Verb.ALLOCATE: Depth.PREPARE,
-              Verb.PRESENT: Depth.SUGGEST, Verb.EXECUTE: Depth.EXECUTE}
-
-
-class Q(IntEnum):
-    """Queue entry kinds; the value orders entries that fall on the same minute."""
-
-    APPEAR = 0
-    DEADLINE = 1
-    TA_END = 2
-    EVENT = 3
-    TRIGGER = 4
-    TA_START = 5
-    WORK_DONE = 6
-    DECIDE = 7
-    FOLLOWUP = 8
-    REVIEW = 9
-    WAKE = 10
-    END = 11
-
-
 _NOTHING_VALID = (False,) * len(Verb)
-_VERB_NAMES = tuple(v.name.lower() for v in Verb)
 
 
 @dataclass(slots=True)
@@ -66,200 +49,226 @@ class TaskState:
     spec: Task
     index: int
     trigger: int
+    triggered: bool = False
     active: bool = False
-    final: bool = False
+    closed: bool = False
     started: bool = False
     units_done: int = 0
+    running: bool = False  # a unit (or an allocation) is launched and not finished
     allocated: bool = False
     followup: int | None = None
     deferred: bool = False
     presented: bool = False
-    approval: str | None = None  # pending | approve | decline
+    approval: str | None = None  # pending | approve | decline | acknowledge
     executed: bool = False
-    exec_blocked: bool = False  # refused; unblocked when an approval arrives
-    chosen: Depth = Depth.NOOP
-    competed: bool = False
-    sleep_work: bool = False
-    visible: bool = False
-    artifact: str = ""
-    grounded: tuple[str, ...] = ()
-    continuation: float = 0.0
-    notes: list[str] = field(default_factory=list)  # what a text-face agent wrote for the task
-    action_match: float = 1.0  # share of the action's arguments the executed call got right
-    outcome: TaskOutcome | None = None
+    exec_refused: bool = False  # refused; cleared when an approval arrives
+    competed: bool = False  # some of its work ran over the user's own use of the resource
+    sleep_work: bool = False  # its work ran in the user's sleep
+    read: set[str] = field(default_factory=set)  # evidence records read for it
 
 
 @dataclass(slots=True)
-class Feedback:
-    """What the user last said back, as the structured face sees it."""
+class FeedbackEvent:
+    """What the user said back, as the structured face sees it."""
 
-    kind: str = "none"  # none | approve | decline | acknowledge | policy_change | conflict | revoked
-    minute: int = 0
+    kind: str  # approve | decline | acknowledge | nothing | policy_change | revoked | complaint
+    minute: int
+    category: str | None = None
 
 
 @dataclass
-class World(ToolActions):
+class World:
     scenario: Scenario
     persona: str
     rng: np.random.Generator
-    pool: SharedPool | None = None
-    owner: str = "agent"  # this world's assistant, as the shared pool knows it
-    authored: bool = False  # the agent writes its own work (text face) instead of the composed one
+    rules: dict[str, str] | None = None  # the rules drawn for this run (default: the persona's stated ones)
+    pools: dict[str, SharedPool] | None = None  # shared with other assistants (multi-agent env)
+    owner: str = "agent"
+    face: str = "structured"  # structured: the agent's work text is composed from what it read (scoring/compose.py)
     rephrase: Rephraser | None = None  # rewords the user's templated replies; never changes a decision
     now: int = 0
-    tasks: list[TaskState] = field(default_factory=list)
-    observed: set[str] = field(default_factory=set)
-    appeared: set[str] = field(default_factory=set)
-    created: list[dict] = field(default_factory=list)
     log: list[dict] = field(default_factory=list)
     inbox: list[str] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
-    revoked: set[str] = field(default_factory=set)
-    granted: set[str] = field(default_factory=set)
-    feedback: Feedback = field(default_factory=Feedback)
+    feedback: list[FeedbackEvent] = field(default_factory=list)
+    observed: set[str] = field(default_factory=set)  # records the agent has read
     done: bool = False
     grace: bool = False
     dirty: set[int] = field(default_factory=set)
-    finalized: list[TaskState] = field(default_factory=list)
-    ta: TAOutcome | None = None
 
     def __post_init__(self) -> None:
         s = self.scenario
+        persona = s.personas[self.persona]
         self.schedule = Schedule.of(s)
         self.trust = TrustModel()
-        self.by_id = {t.id: i for i, t in enumerate(s.tasks)}
+        self.policy = PolicyState(dict(self.rules or persona.rules))
+        # a persona's wording overrides the scenario's, key by key
+        self.replies: Replies = s.replies.model_copy(
+            update=persona.replies.model_dump(exclude_unset=True) if persona.replies else {})
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
+        self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
-        self.records = {r.id: r for r in s.records}
-        self.window = s.ta_window
-        self._ta_urgent = self.by_id[self.window.urgent]
-        self._ta_competing = self.by_id[self.window.competing]
-        self._ta_now = False
-        self._ta_deferred = False
-        self._ta_competed = False
-        self._queue: list[tuple[int, int, int, int]] = []
+        self.store = RecordStore(s.records)
+        self.pools = self.pools if self.pools is not None else {}
+        for r in s.resources:
+            self.pools.setdefault(r.id, SharedPool(r.capacity))
+        self.resources = {r.id: r for r in s.resources}
+        self._queue = EventQueue()
+        self._waiting: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (task, state) → items to release
+        self._reached: set[tuple[str, str]] = set()
         self._pending_request: dict[int, tuple[str, ...]] = {}
-        self._wake_notes: dict[int, str] = {}
-        self._seq = 0
+        self._wake_notes: list[str] = []
+        self._pending_units: dict[int, int] = {}
+        self._schedule_records_and_events()
+        for task in self.tasks:
+            if task.spec.trigger.type != "event":
+                self._queue.push(task.trigger, Q.TRIGGER, task.index)
+            self._queue.push(task.spec.deadline, Q.CLOSE, task.index)
+        for day in range(s.days):
+            self._queue.push(day * MINUTES_PER_DAY + s.review_time, Q.REVIEW, day)
+        self._queue.push(s.end_minute - 1, Q.END, 0)
+        self._record("run_start", persona=self.persona, rules=dict(self.policy.rules), face=self.face)
+
+    def _schedule_records_and_events(self) -> None:
+        s = self.scenario
         revealed = {r for ev in s.events for r in ev.reveals}
         for i, rec in enumerate(s.records):
-            if rec.appears is not None:
-                self._push(rec.appears, Q.APPEAR, i)
-            elif rec.id not in revealed:
-                self.appeared.add(rec.id)
+            if rec.id in revealed:
+                pass  # it appears with the event that reveals it (and only then)
+            elif rec.when is not None:
+                self._wait(rec.when, "record", i)
+            elif rec.appears is not None:
+                self._queue.push(rec.appears, Q.RECORD, i)
+            else:
+                self.store.show(rec.id)
+            for v, version in enumerate(rec.versions, start=1):
+                self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
         for i, ev in enumerate(s.events):
-            self._push(ev.at, Q.EVENT, i)
-        for task in self.tasks:
-            self._push(task.trigger, Q.TRIGGER, task.index)
-            self._push(task.spec.deadline, Q.DEADLINE, task.index)
-        for day in range(s.days):
-            self._push(day * MINUTES_PER_DAY + s.review_time, Q.REVIEW, day)
-        self._push(self.window.start, Q.TA_START, 0)
-        self._push(self.window.end, Q.TA_END, 0)
-        self._push(s.end_minute - 1, Q.END, 0)
-        self._record("run_start", persona=self.persona, policy=s.personas[self.persona].policy)
+            if ev.when is not None:
+                self._wait(ev.when, "event", i)
+            else:
+                self._queue.push(ev.at, Q.EVENT, i)
 
-    # ------------------------------------------------------------------ queue and clock
-    def _wake_at(self, minute: int, note: str) -> None:
-        key = len(self._wake_notes) + self._seq
-        self._wake_notes[key] = note
-        self._push(minute, Q.WAKE, key)
-
-    def _push(self, minute: int, kind: Q, payload: int) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (minute, int(kind), self._seq, payload))
+    def _wait(self, cond, kind: str, index: int) -> None:
+        self._waiting.setdefault((cond.task, cond.state), []).append((kind, index))
 
     def _record(self, entry_type: str, **data) -> None:
         data["t"] = self.now
         data["type"] = entry_type
         self.log.append(data)
 
+    def _say(self, text: str) -> None:
+        self.inbox.append(f"[{self.clock_text()}] {text}")
+
+    def clock_text(self, minute: int | None = None) -> str:
+        """'D10 (Wed 11 Mar) 08:30': the scenario day, the weekday and date, the time."""
+        return clock_text(self.scenario.start_date, self.now if minute is None else minute)
+
+    # ------------------------------------------------------------------ the clock
     def advance(self) -> None:
         """Move the clock to the next decision point (or the end of the run)."""
         queue = self._queue
         while queue and not self.done:
-            minute = queue[0][0]
+            minute = queue.peek_minute()
             woke = False
-            while queue and queue[0][0] == minute:
-                _, kind, _, payload = heapq.heappop(queue)
-                self.now = minute
-                woke |= self._handle(Q(kind), payload)
+            while queue and queue.peek_minute() == minute:
+                at, kind, payload = queue.pop()
+                self.now = at
+                woke |= self._handle(kind, payload)
             if woke:
                 return
 
     def next_minute(self) -> int | None:
         """When the next queued entry falls (a shared clock moves to the earliest of these)."""
-        return self._queue[0][0] if self._queue and not self.done else None
+        return None if self.done else self._queue.peek_minute()
 
     def advance_to(self, minute: int) -> bool:
         """Process everything queued up to ``minute`` and stand there; True if any of it is a
         decision point for this world's agent (used when several worlds share one clock)."""
         woke = False
         queue = self._queue
-        while queue and not self.done and queue[0][0] <= minute:
-            at, kind, _, payload = heapq.heappop(queue)
+        while queue and not self.done and queue.peek_minute() <= minute:
+            at, kind, payload = queue.pop()
             self.now = at
-            woke |= self._handle(Q(kind), payload)
+            woke |= self._handle(kind, payload)
         if not self.done:
             self.now = max(self.now, minute)
         return woke
 
     def _handle(self, kind: Q, payload: int) -> bool:
+        if kind is Q.RECORD:
+            return self._on_record(payload)
         if kind is Q.EVENT:
             return self._on_event(payload)
         if kind is Q.TRIGGER:
             return self._on_trigger(self.tasks[payload])
-        if kind is Q.DEADLINE:
-            self._finalize(self.tasks[payload])
-            return False
-        if kind is Q.APPEAR:
-            self.appeared.add(self.scenario.records[payload].id)
+        if kind is Q.CLOSE:
+            self._close(self.tasks[payload])
             return False
         if kind is Q.FOLLOWUP:
-            task = self.tasks[payload]
-            if task.final or task.followup != self.now:
-                return False
-            task.followup = None
-            self.dirty.add(task.index)
-            self.inbox.append(f"[{format_at(self.now)}] Follow-up you scheduled: {task.spec.title}")
-            return True
+            return self._on_followup(self.tasks[payload])
         if kind is Q.WORK_DONE:
             return self._on_work_done(self.tasks[payload])
         if kind is Q.DECIDE:
             return self._on_decide(self.tasks[payload])
         if kind is Q.REVIEW:
-            return self.schedule.available(self.now)
+            if not self.schedule.available(self.now):
+                return False
+            self._say("Daily review: a moment to look over open matters.")
+            return True
         if kind is Q.WAKE:
-            self.inbox.append(f"[{format_at(self.now)}] Follow-up you scheduled: {self._wake_notes.pop(payload, '')}")
+            self._say(f"Follow-up you scheduled: {self._wake_notes[payload]}".rstrip(": "))
+            self._bring_forward()
             return True
-        if kind is Q.TA_START:
-            return True
-        if kind is Q.TA_END:
-            self._close_ta()
-            return False
         if kind is Q.END:
             return self._on_end()
         raise AssertionError(kind)
 
+    def _on_record(self, payload: int) -> bool:
+        s = self.scenario
+        if payload >= 0:
+            rec = s.records[payload]
+            if self.store.show(rec.id):
+                self._record("record", id=rec.id, version=self.store.version[rec.id])
+            return False
+        index, version = divmod(-payload, 1000)
+        rec = s.records[index]
+        self.store.advance(rec.id, version)
+        if rec.id in self.store.visible:
+            self._record("record", id=rec.id, version=version)
+        return False
+
     def _on_event(self, index: int) -> bool:
         ev = self.scenario.events[index]
-        self.appeared.update(ev.reveals)
-        self.observed.update(ev.reveals)  # a notification shows what it carries
-        self.inbox.append(f"[{format_at(self.now)}] {ev.kind}: {ev.text}")
+        for rid in ev.reveals:
+            if self.store.show(rid):
+                self._record("record", id=rid, version=self.store.version[rid])
+        self._say(f"{ev.kind.replace('_', ' ')}: {ev.text}")
         self._record("event", id=ev.id, kind=ev.kind)
         change = ev.policy_change
         if change and self.persona in change.personas:
-            self.revoked.update(change.require_approval)
-            self.granted.difference_update(change.require_approval)
-            self.granted.update(change.delegate)
-            self.revoked.difference_update(change.delegate)
-            self.feedback = Feedback("policy_change", self.now)
-            self._record("policy_change", revoked=sorted(self.revoked), granted=sorted(self.granted))
-            self.dirty.update(t.index for t in self.tasks if t.spec.action is not None)
+            self._change_policy(change.rules, "feedback")
+        for task in self.tasks:
+            if task.spec.trigger.type == "event" and task.spec.trigger.event == ev.id:
+                self.trigger_task(task)
         return True
 
+    def _change_policy(self, rules: dict[str, str], reason: str) -> None:
+        changed = {c: r for c, r in rules.items() if self.policy.rules.get(c) != r}
+        self.policy.change(rules)
+        for category in changed:
+            self.feedback.append(FeedbackEvent("revoked" if reason == "revocation" else "policy_change",
+                                               self.now, category))
+        self._record("policy_change", rules=dict(changed), reason=reason)
+        self.dirty.update(t.index for t in self.tasks if t.spec.category in changed)
+
     def _on_trigger(self, task: TaskState) -> bool:
-        if not all(self._holds(c.task, c.state) for c in task.spec.requires):
+        return self.trigger_task(task) if not task.triggered else False
+
+    def trigger_task(self, task: TaskState) -> bool:
+        task.triggered = True
+        task.trigger = self.now
+        if task.closed or not all((c.task, c.state) in self._reached for c in task.spec.requires):
             self._record("task_inactive", task=task.spec.id)
             return False
         task.active = True
@@ -267,383 +276,343 @@ class World(ToolActions):
         self._record("task_active", task=task.spec.id)
         return True
 
-    def _holds(self, task_id: str, state: str) -> bool:
-        t = self.tasks[self.by_id[task_id]]
-        if state == "started":
-            return t.started
-        if state == "presented":
-            return t.presented
-        if state == "approved":
-            return t.approval == "approve"
-        return t.executed
+    def _bring_forward(self) -> None:
+        """An agent-triggered task whose window [earliest, at) the agent's own follow-up falls in."""
+        for task in self.tasks:
+            trig = task.spec.trigger
+            if not task.triggered and trig.earliest is not None and trig.earliest <= self.now < trig.at:
+                self.trigger_task(task)
+
+    def wake_at(self, minute: int, note: str) -> None:
+        """A follow-up the agent set for itself (text face), with its own note."""
+        self._wake_notes.append(note)
+        self._queue.push(minute, Q.WAKE, len(self._wake_notes) - 1)
+        self._record("followup_set", at=minute, note=note)
+
+    def _on_followup(self, task: TaskState) -> bool:
+        if task.closed or task.followup != self.now:
+            return False
+        task.followup = None
+        self.dirty.add(task.index)
+        self._say("Follow-up you scheduled on a deferred matter.")
+        self._record("followup", task=task.spec.id)
+        self._bring_forward()
+        return True
+
+    def _reach(self, task: TaskState, state: str) -> None:
+        """A task reached a state: release the records and events that waited for it."""
+        key = (task.spec.id, state)
+        if key in self._reached:
+            return
+        self._reached.add(key)
+        for kind, index in self._waiting.pop(key, []):
+            if kind == "record":
+                rec = self.scenario.records[index]
+                self._queue.push(max(rec.appears or 0, self.now + rec.when.after), Q.RECORD, index)
+            else:
+                ev = self.scenario.events[index]
+                self._queue.push(max(ev.at, self.now + ev.when.after), Q.EVENT, index)
+
+    def _close(self, task: TaskState) -> None:
+        if task.closed:
+            return
+        task.closed = True
+        self.dirty.add(task.index)
+        if task.active:
+            if not self.reached_wanted(task):
+                self._reach(task, "missed")
+                if self.policy.wanted(task.spec, self.persona) >= Depth.SUGGEST:  # the user needed to see it, and did not
+                    self._react(task, aligned=False, over=False, cause="missed")
+        self._record("task_closed", task=task.spec.id)
+
+    def reached_wanted(self, task: TaskState) -> bool:
+        """Has the task reached the depth the user wants for it (as the user sees it now)?"""
+        wanted = self.policy.wanted(task.spec, self.persona)
+        if wanted == Depth.EXECUTE:
+            return task.executed
+        if wanted == Depth.SUGGEST:
+            return task.presented
+        return wanted == Depth.NOOP or task.started
 
     def _on_end(self) -> bool:
         # "Approved" is not "done": one last decision point if an approved action is unexecuted.
-        if not self.grace and any(t.active and not t.final and t.approval == "approve" and not t.executed
+        if not self.grace and any(t.active and not t.closed and t.approval == "approve" and not t.executed
                                   for t in self.tasks):
             self.grace = True
-            self._push(self.now + 1, Q.END, 0)
+            self._queue.push(self.now + 1, Q.END, 0)
             return True
         for task in self.tasks:
-            if not task.final:
-                self._finalize(task)
-        self._close_ta()
+            self._close(task)
         self.done = True
-        self._record("run_end")
+        self._record("run_end", trust=round(self.trust.value, 6))
         return True
 
-    # ------------------------------------------------------------------ user and policy
-    def needs_approval(self, task: TaskState) -> bool:
-        action = task.spec.action
-        if action is None:
-            return False
-        tool = action.tool
-        exp = task.spec.expect[self.persona]
-        needed = exp.approval or tool in self.scenario.always_approval or tool in self.revoked
-        return needed and tool not in self.granted
-
-    def stated_needs_approval(self, task: TaskState) -> bool:
-        """What the persona's stated policy says, before any feedback."""
-        action = task.spec.action
-        if action is None:
-            return False
-        exp = task.spec.expect[self.persona]
-        return exp.approval or action.tool in self.scenario.always_approval
-
-    def expected_depth(self, task: TaskState) -> Depth:
-        """The depth this user wants for the task now (DESIGN.md §4)."""
-        depth = Depth.parse(task.spec.expect[self.persona].depth)
-        if depth != Depth.EXECUTE or task.executed or task.approval == "approve":
-            return depth
-        return Depth.SUGGEST if self.needs_approval(task) else Depth.EXECUTE
-
-    def _intervene(self, task: TaskState, depth: Depth) -> None:
-        """A user-visible intervention moves trust; over-intervention may revoke delegation."""
-        expected = self.expected_depth(task)
-        aligned = depth == expected
-        over = depth > expected
+    # ------------------------------------------------------------------ the user
+    def _react(self, task: TaskState, *, aligned: bool, over: bool, cause: str) -> None:
         before = self.trust.value
         self.trust.update(aligned, over_intervention=over)
-        task.visible = True
-        self._record("trust", task=task.spec.id, depth=depth.name, expected=expected.name,
-                     aligned=aligned, before=round(before, 4), after=round(self.trust.value, 4))
-        if over and task.spec.action is not None and depth == Depth.EXECUTE:
-            self._revoke([task.spec.action.tool], "Please check with me before doing that again.")
-        if self.trust.value < LOW_TRUST_REVOKE:
-            tools = [t.name for t in self.scenario.tools if t.depth == "execute" and t.name not in self.revoked]
-            if tools:
-                self._revoke(tools, "I'd like to approve everything myself from now on.")
+        self._record("trust", task=task.spec.id, aligned=aligned, over=over, cause=cause,
+                     before=round(before, 6), after=round(self.trust.value, 6))
 
-    def _revoke(self, tools: list[str], text: str) -> None:
-        self.revoked.update(tools)
-        self.granted.difference_update(tools)
-        self.feedback = Feedback("revoked", self.now)
-        self.inbox.append(f"[{format_at(self.now)}] {self.scenario.user.name}: {text}")
-        self._record("policy_change", revoked=sorted(self.revoked), granted=sorted(self.granted), reason="feedback")
-        self.dirty.update(t.index for t in self.tasks if t.spec.action is not None)
+    def _intervene(self, task: TaskState, depth: Depth) -> bool:
+        """The user sees an intervention and reacts to it; returns whether it was aligned."""
+        aligned, over = self.policy.aligned(task.spec, depth)
+        self._react(task, aligned=aligned, over=over, cause=depth.name.lower())
+        return aligned
 
-    def _request_decision(self, task: TaskState, requested: tuple[str, ...]) -> None:
+    def request_decision(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision | None:
         if self.schedule.available(self.now):
-            self._decide(task, requested)
-        else:
-            task.approval = "pending"
-            self._pending_request[task.index] = requested
-            self._record("decision", **Decision(task.spec.id, requested, "defer", "user_unavailable", self.now,
-                                                self.trust.value, self.trust.value).to_dict())
-            later = self.schedule.next_available(self.now)
-            if later < self.scenario.end_minute:
-                self._push(later, Q.DECIDE, task.index)
+            return self._decide(task, requested, what)
+        task.approval = "pending"
+        self._pending_request[task.index] = requested
+        self._record("decision", **Decision(task.spec.id, requested, "defer", "user_unavailable", self.now,
+                                            self.trust.value, self.trust.value).to_dict())
+        later = self.schedule.next_available(self.now)
+        if later < self.scenario.end_minute:
+            self._queue.push(later, Q.DECIDE, task.index)
+        return None
 
     def _on_decide(self, task: TaskState) -> bool:
         requested = self._pending_request.pop(task.index, None)
-        if requested is None or task.final:
+        if requested is None or task.closed:
             return False
-        self._decide(task, requested)
+        self._decide(task, requested, _describe(requested))
         return True
 
-    def _decide(self, task: TaskState, requested: tuple[str, ...]) -> None:
-        tool = task.spec.action.tool if task.spec.action else None
+    def _decide(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision:
+        spec = task.spec
         before = self.trust.value
-        exp = task.spec.expect[self.persona]
-        verdict, rule = decide(task_tool=tool, requested=requested, wants_execution=exp.depth == "execute",
-                               declines=exp.declines, trust=before, competed=task.competed,
-                               sleep_work=task.sleep_work, rng=self.rng)
-        decision = Decision(task.spec.id, requested, verdict, rule, self.now, before, self.trust.value)
+        verdict, rule = decide(task_tool=spec.action.tool if spec.action else None, requested=requested,
+                               rule=self.policy.rule(spec), declines=self.persona in spec.declines,
+                               trust=before, competed=task.competed, sleep_work=task.sleep_work, rng=self.rng)
+        decision = Decision(spec.id, requested, verdict, rule, self.now, before, self.trust.value)
         self.decisions.append(decision)
         self._record("decision", **decision.to_dict())
-        if verdict in ("approve", "decline"):
-            task.approval = verdict
-            if verdict == "approve":
-                task.exec_blocked = False
-        else:
-            task.approval = None
-        self.feedback = Feedback(verdict, self.now)
-        self.inbox.append(f"[{format_at(self.now)}] {self.reply(decision, task.spec.title)}")
+        self.policy.answer(spec.id, verdict)
+        task.approval = verdict
+        if verdict == "approve":
+            task.exec_refused = False
+            self._reach(task, "approved")
+        self.feedback.append(FeedbackEvent(verdict, self.now, spec.category))
+        self._say(self.reply_text(decision, what))
         self.dirty.add(task.index)
+        return decision
 
-    def reply(self, decision: Decision, title: str) -> str:
+    def reply_text(self, decision: Decision, what: str) -> str:
         """The user's words for a recorded decision; a rewording is logged with whether it was kept."""
         user = self.scenario.user
-        if self.rephrase is None:
-            return reply(decision, user.name, title)
-        style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
-        text = reply(decision, user.name, title, self.rephrase, style)
-        self._record("reply", text=text, reworded=text != reply(decision, user.name, title))
-        return text
+        template = {"approve": self.replies.approve, "decline": self.replies.decline,
+                    "acknowledge": self.replies.acknowledge, "nothing": self.replies.nothing}[decision.verdict]
+        if decision.rule == "unrecognised_action":
+            template = self.replies.unrecognised
+        elif decision.rule == "incomplete_request":
+            template = self.replies.incomplete
+        base = reply(template, what)
+        text = base
+        if self.rephrase is not None:
+            style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
+            text = reply(template, what, self.rephrase, style, decision.verdict)
+            self._record("reply", text=text, reworded=text != base)
+        return f"{user.name}: {text}"
 
     # ------------------------------------------------------------------ compute
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:
-        """Is the compute for work on ``resource`` free over [start, end): not held by the user's
-        own jobs and, when assistants share a pool, with a slot left in it?"""
+        """Free over [start, end): not held by the user's own use, with a slot left for a job."""
         if resource is None:
             return True
-        if not self.schedule.resource_free(resource, start, end):
-            return False
-        return self.pool is None or self.pool.free(start, end, self.owner)
+        return self.schedule.resource_free(resource, start, end) and self.pools[resource].free(start, end)
+
+    def remaining_minutes(self, task: TaskState) -> int:
+        work = task.spec.work
+        return work.minutes * max(1, work.units - task.units_done)
 
     def free_window(self, task: TaskState) -> tuple[int, bool] | None:
-        """Where ``allocate`` would run the task's remaining work (start, in the user's sleep)."""
+        """Where ``allocate`` would run the task's remaining work: (start, in the user's sleep)."""
         work = task.spec.work
-        duration = work.minutes * (work.units - task.units_done)
         free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
-        return self.schedule.next_free_window(self.now, free, duration, task.spec.deadline,
+        return self.schedule.next_free_window(self.now, free, self.remaining_minutes(task), task.spec.deadline,
                                               idle_fallback=work.resource is not None)
 
-    def _reserve(self, resource: str | None, start: int, end: int) -> None:
-        if self.pool is not None and resource is not None:
-            self.pool.reserve(start, end, self.owner)
+    def next_opportunity(self, task: TaskState, after: int | None = None) -> int | None:
+        """The next feasible time to pick a postponed task up, from what the agent can see: at
+        least an hour ahead (and not before ``after``), the user reachable and the compute free
+        for the rest of the work, finishing before the deadline."""
+        free = lambda start, end: self.resource_free(task.spec.work.resource, start, end)  # noqa: E731
+        earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
+        return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
-    # ------------------------------------------------------------------ agent actions
+    def _launch(self, task: TaskState, start: int, minutes: int, units: int, allocated: bool) -> None:
+        """Run ``units`` of the task's work for ``minutes`` from ``start`` (later if its
+        resource is full: jobs beyond capacity queue)."""
+        resource = task.spec.work.resource
+        if resource is not None:
+            start = self.pools[resource].earliest(start, minutes)
+            self.pools[resource].reserve(start, start + minutes, self.owner)
+        end = start + minutes
+        sleep = self.schedule.sleep.contains(start) and self.schedule.sleep.contains(end - 1)
+        task.running, task.allocated = True, allocated
+        task.sleep_work = task.sleep_work or sleep
+        self._pending_units[task.index] = units
+        self._queue.push(end, Q.WORK_DONE, task.index)
+        self._record("work", task=task.spec.id, resource=resource, start=start, end=end, units=units,
+                     allocated=allocated, sleep_time=sleep)
+        if resource is not None and self.schedule.resource_busy[resource].overlaps(start, end):
+            self._intrude(task, resource, start, end)
+
+    def _intrude(self, task: TaskState, resource: str, start: int, end: int) -> None:
+        """The agent's job runs over the user's own use: the user's work slows and they say so."""
+        task.competed = True
+        self.feedback.append(FeedbackEvent("complaint", self.now, task.spec.category))
+        self._say(f"{self.scenario.user.name}: {self.resources[resource].complaint}")
+        self._record("intrusion", task=task.spec.id, resource=resource, start=start, end=end)
+        self._react(task, aligned=False, over=True, cause="intrusion")
+
+    def _on_work_done(self, task: TaskState) -> bool:
+        units = self._pending_units.pop(task.index, 0)
+        if task.closed or not task.running:
+            return False
+        task.running = task.allocated = False
+        task.units_done = min(task.spec.work.units, task.units_done + units)
+        if task.units_done == task.spec.work.units:
+            self._reach(task, "done")
+        self.dirty.add(task.index)
+        self._say(f"Work finished ({task.units_done}/{task.spec.work.units}) on a matter you started.")
+        self._record("work_done", task=task.spec.id, units_done=task.units_done)
+        return True
+
+    # ------------------------------------------------------------------ agent actions (structured verbs)
     def act(self, verb: Verb, index: int) -> bool:
         """Apply one structured action. Returns False (and changes nothing) if it is not valid."""
         task = self.tasks[index]
-        if not self.valid(verb, task):
+        if not self.valid_verbs(task)[verb]:
             return False
         self.dirty.add(index)
-        self._note_ta(verb, task)
-        if verb is not Verb.DEFER and verb is not Verb.ALLOCATE:  # working on a task means looking at its records
-            self.observed.update(r for r in task.spec.evidence if r in self.appeared)
+        self._record("action", verb=verb.name.lower(), task=task.spec.id)
         if verb is Verb.START:
-            task.started = True
-            if task.units_done < task.spec.work.units:
-                self._work_unit(task)
+            self.read_evidence(task)
+            self.start(task)
         elif verb is Verb.CONTINUE:
-            self._work_unit(task)
+            self.read_evidence(task)
+            self.work_unit(task)
         elif verb is Verb.DEFER:
-            self._defer(task)
+            self.defer(task, self.next_opportunity(task))
         elif verb is Verb.ALLOCATE:
-            self._allocate(task)
-        elif verb is Verb.PRESENT:
-            self._present(task)
-        elif verb is Verb.EXECUTE:
-            self._execute(task)
-        self._record("action", verb=_VERB_NAMES[verb], task=task.spec.id)
-        return True
-
-    def valid(self, verb: Verb, t: TaskState) -> bool:
-        return self.valid_verbs(t)[verb]
-
-    def valid_verbs(self, t: TaskState) -> tuple[bool, bool, bool, bool, bool, bool]:
-        """Which of (start, continue, defer, allocate, present, execute) can be applied to ``t``."""
-        if not t.active or t.final:
-            return _NOTHING_VALID
-        units = t.spec.work.units
-        open_work = t.units_done < units and not t.allocated
-        return (not t.started, t.started and open_work, t.followup is None, open_work,
-                not t.presented, t.spec.action is not None and not t.executed and not t.exec_blocked)
-
-    def _deepen(self, task: TaskState, depth: Depth) -> None:
-        if depth > task.chosen:
-            task.chosen = depth
-
-    def _work_unit(self, task: TaskState) -> None:
-        work = task.spec.work
-        end = self.now + work.minutes
-        if not self.resource_free(work.resource, self.now, end):
-            task.competed = True
-            self.feedback = Feedback("conflict", self.now)
-            self.inbox.append(f"[{format_at(self.now)}] {self.scenario.user.name}: my own job on "
-                              f"{work.resource} just slowed down — what is running?")
-            self._record("conflict", task=task.spec.id, resource=work.resource)
-        self._reserve(work.resource, self.now, end)
-        task.units_done = min(work.units, task.units_done + 1)
-        self._deepen(task, Depth.PREPARE)
-
-    def next_opportunity(self, task: TaskState) -> int | None:
-        """The next feasible time to pick a postponed task up: at least an hour ahead (after the
-        TA window for its competing task), the user reachable and the compute free for the rest
-        of the work, before the deadline."""
-        work = task.spec.work
-        earliest = self.now + FOLLOWUP_DELAY
-        if task.index == self._ta_competing and self.now < self.window.end:
-            earliest = max(earliest, self.window.end)
-        duration = work.minutes * max(1, work.units - task.units_done)
-        free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
-        return self.schedule.next_opportunity(earliest, free, duration, task.spec.deadline)
-
-    def _defer(self, task: TaskState) -> None:
-        when = self.next_opportunity(task)
-        task.deferred = True
-        if when is None:
-            task.continuation = 0.0
-            self._record("defer", task=task.spec.id, followup=None)
-            return
-        task.continuation = 1.0
-        self._set_followup(task, when)
-        self._record("defer", task=task.spec.id, followup=when)
-
-    def _set_followup(self, task: TaskState, when: int) -> None:
-        task.followup = when
-        self._push(when, Q.FOLLOWUP, task.index)
-
-    def _allocate(self, task: TaskState) -> None:
-        work = task.spec.work
-        duration = work.minutes * (work.units - task.units_done)
-        slot = self.free_window(task)
-        if slot is None:
-            self._record("allocate_failed", task=task.spec.id)
-            return
-        start, in_sleep = slot
-        self._note_allocation(task, start)
-        self._run_allocation(task, start, duration, in_sleep)
-
-    def _note_allocation(self, task: TaskState, start: int) -> None:
-        """An allocation of the competing task is a deferral if its work lands after the window."""
-        if task.index == self._ta_competing and self.now < self.window.end and self.ta is None:
-            if start >= self.window.end:
-                self._ta_deferred, task.continuation = True, 1.0
+            self.read_evidence(task)
+            slot = self.free_window(task)
+            if slot is None:
+                self._record("allocate_failed", task=task.spec.id)
             else:
-                self._ta_competed = True
-
-    def _run_allocation(self, task: TaskState, start: int, duration: int, in_sleep: bool) -> None:
-        task.allocated = True
-        task.sleep_work = in_sleep
-        self._reserve(task.spec.work.resource, start, start + duration)
-        self._deepen(task, Depth.PREPARE)
-        self._push(start + duration, Q.WORK_DONE, task.index)
-        self._record("allocate", task=task.spec.id, start=start, end=start + duration, sleep_time=in_sleep)
-
-    def _on_work_done(self, task: TaskState) -> bool:
-        if task.final:
-            return False
-        task.units_done = task.spec.work.units
-        task.allocated = False
-        self.dirty.add(task.index)
-        self.inbox.append(f"[{format_at(self.now)}] Work finished: {task.spec.title}")
-        self._record("work_done", task=task.spec.id)
+                self.allocate(task, slot[0])
+        elif verb is Verb.PRESENT:
+            self.read_evidence(task)
+            self.present(task, None, request=task.spec.action is not None and not task.executed)
+        elif verb is Verb.EXECUTE:
+            self.read_evidence(task)
+            self.execute(task, dict(task.spec.action.args))
         return True
 
-    def _present(self, task: TaskState) -> None:
-        task.presented = True
-        self._snapshot(task)
-        self._intervene(task, Depth.SUGGEST)
-        self._deepen(task, Depth.SUGGEST)
-        if task.spec.action is not None:
-            self._request_decision(task, (task.spec.action.tool,))
+    def valid_verbs(self, t: TaskState) -> tuple[bool, ...]:
+        """Which of (start, continue, defer, allocate, present, execute) can be applied to ``t``."""
+        if not t.active or t.closed:
+            return _NOTHING_VALID
+        open_work = t.units_done < t.spec.work.units and not t.running
+        return (not t.started, t.started and open_work, t.followup is None, open_work,
+                not t.presented, t.spec.action is not None and not t.executed and not t.exec_refused)
 
-    def _execute(self, task: TaskState, args: dict | None = None) -> None:
-        authorised = self.expected_depth(task) == Depth.EXECUTE
+    def read_evidence(self, task: TaskState) -> None:
+        """Working on a task means looking at its records (those that exist now)."""
+        for rid in task.spec.evidence:
+            if rid in self.store.visible and rid not in task.read:
+                self.read(rid, task)
+
+    def read(self, record_id: str, task: TaskState | None) -> None:
+        self.observed.add(record_id)
+        if task is not None:
+            task.read.add(record_id)
+        self._record("read", record=record_id, task=task.spec.id if task else None,
+                     version=self.store.version.get(record_id, 0))
+
+    def start(self, task: TaskState) -> None:
+        task.started = True
+        self._reach(task, "started")
+        self.work_unit(task)
+
+    def work_unit(self, task: TaskState) -> None:
+        if task.units_done < task.spec.work.units and not task.running:
+            self._launch(task, self.now, task.spec.work.minutes, 1, allocated=False)
+
+    def defer(self, task: TaskState, until: int | None, plan: str = "") -> None:
+        """An explicit postponement, with a follow-up at ``until`` (None: no time given)."""
+        task.deferred = True
+        self._reach(task, "deferred")
+        if until is not None:
+            task.followup = until
+            self._queue.push(until, Q.FOLLOWUP, task.index)
+        self._record("defer", task=task.spec.id, until=until, plan=plan)
+
+    def allocate(self, task: TaskState, start: int) -> None:
+        """Reserve the task's resource from ``start`` and run all its remaining work there."""
+        task.started = True
+        self._reach(task, "started")
+        units = task.spec.work.units - task.units_done
+        self._launch(task, start, task.spec.work.minutes * units, units, allocated=True)
+
+    def present(self, task: TaskState, text: str | None, request: bool, what: str | None = None,
+                requested: tuple[str, ...] | None = None) -> Decision | None:
+        """Show the user the task's work (``text``; None: the structured face's composed work);
+        with ``request``, ask approval for the listed actions (default: the task's own)."""
+        report = task.executed  # a report of an action already taken is not a suggestion
+        request = request and not report
+        requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
+        self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
+                     report=report)
+        if not report:
+            self._intervene(task, Depth.SUGGEST)
+            task.presented = True
+            self._reach(task, "presented")
+        if request:
+            return self.request_decision(task, requested, what or _describe(requested))
+        return None
+
+    def execute(self, task: TaskState, args: dict, problem: str | None = None) -> str | None:
+        """Apply the task's action (with ``args``). Returns why it was refused, or None.
+
+        An unauthorised execute is refused, counts as attempted, and makes the user take the
+        category's delegation back; one with missing or wrong arguments (``problem``) is refused
+        and unlocks nothing.
+        """
+        spec = task.spec
+        authorised = self.policy.authorised(spec)
         self._intervene(task, Depth.EXECUTE)
-        self._deepen(task, Depth.EXECUTE)
-        action = task.spec.action
-        if not authorised:
-            task.exec_blocked = True
-            self._record("refused", task=task.spec.id, tool=action.tool)
-            self.inbox.append(f"[{format_at(self.now)}] Refused: {action.tool} needs {self.scenario.user.name}'s approval.")
-            return
+        reason = None if authorised else "unauthorised"
+        reason = reason or problem
+        self._record("execute", task=spec.id, tool=spec.action.tool, args=args, ok=reason is None, reason=reason)
+        if reason == "unauthorised":
+            task.exec_refused = True
+            self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
+            self._revoke(spec.action.tool)
+            return reason
+        if reason is not None:
+            return reason
         task.executed = True
-        self._snapshot(task)
-        kind = self.tools[action.tool].creates or action.tool
-        args = dict(args if args is not None else action.args)
-        self.created.append({"kind": kind, "tool": action.tool, "task": task.spec.id, "args": args, "t": self.now})
-        self._record("executed", task=task.spec.id, tool=action.tool, args=args)
+        self._reach(task, "executed")
+        return None
 
-    def _snapshot(self, task: TaskState) -> None:
-        """The work as it stands: what the agent wrote (text face), or what its observations
-        support (structured face)."""
-        if self.authored:
-            task.artifact = "\n".join(task.notes)
-        else:
-            task.artifact = compose_artifact(task.spec, self.observed, task.units_done)
-        task.grounded = tuple(sorted(self.observed))
-
-    # ------------------------------------------------------------------ temporal allocation
-    def _note_ta(self, verb: Verb, task: TaskState) -> None:
-        """Attention to the urgent task and explicit deferral of the competing one, up to the
-        window's close (acting on them before the window opens counts too)."""
-        if self.now >= self.window.end or self.ta is not None:
-            return
-        if task.index == self._ta_urgent and verb is not Verb.DEFER:
-            self._ta_now = True
-        elif task.index == self._ta_competing:
-            if verb is Verb.DEFER:
-                self._ta_deferred = True
-            elif verb is not Verb.ALLOCATE:  # an allocation is judged on where the work lands
-                self._ta_competed = True
-
-    def _note_ta_text(self, kind: str, task: TaskState, start: int | None = None) -> None:
-        """The text face's calls in TA terms: work, presenting and executing are attention;
-        ``defer`` is an explicit deferral; an allocation is judged on where its work lands."""
-        if kind == "allocate":
-            self._note_allocation(task, start)
-        else:
-            self._note_ta(Verb.DEFER if kind == "defer" else Verb.CONTINUE, task)
-
-    def _close_ta(self) -> None:
-        if self.ta is not None:
-            return
-        competing = self.tasks[self._ta_competing]
-        later = self._ta_deferred and not self._ta_competed
-        self.ta = TAOutcome(now=self._ta_now, later=later, continuation=competing.continuation if later else 0.0)
-        self._record("ta_window_closed", now=self.ta.now, later=self.ta.later, continuation=self.ta.continuation)
-
-    # ------------------------------------------------------------------ finalization
-    def _finalize(self, task: TaskState) -> None:
-        if task.final:
-            return
-        task.final = True
-        self.dirty.add(task.index)
-        if not task.active:
-            task.outcome = TaskOutcome.inactive(task.spec.id)
-            self.finalized.append(task)
-            return
-        expected = self.expected_depth(task)
-        if expected >= Depth.SUGGEST and task.chosen < expected:
-            self._intervene_missed(task, expected)
-        if task.chosen == Depth.PREPARE or (not task.artifact and task.chosen > Depth.NOOP):
-            self._snapshot(task)
-        task.outcome = TaskOutcome(
-            task=task.spec.id, active=True, chosen=int(task.chosen), expected=int(expected),
-            evidence_read=sum(1 for r in task.spec.evidence if r in self.observed),
-            evidence_total=len(task.spec.evidence), units_done=task.units_done, units=task.spec.work.units,
-            presented=task.presented, executed=task.executed, visible=task.visible,
-            artifact=task.artifact, observed=list(task.grounded), trust=round(self.trust.value, 6),
-            minute=self.now, action_match=task.action_match)
-        self._record("task_final", task=task.spec.id, chosen=task.chosen.name, expected=expected.name)
-        self.finalized.append(task)
-
-    def _intervene_missed(self, task: TaskState, expected: Depth) -> None:
-        before = self.trust.value
-        self.trust.update(False)
-        self._record("trust", task=task.spec.id, depth=task.chosen.name, expected=expected.name,
-                     aligned=False, before=round(before, 4), after=round(self.trust.value, 4), missed=True)
-
-    def take_finalized(self) -> list[TaskState]:
-        out, self.finalized = self.finalized, []
-        return out
+    def _revoke(self, tool: str) -> None:
+        """Over-intervention: the user takes back delegation of every category acted on with this tool."""
+        delegated = {t.category for t in self.scenario.tasks
+                     if t.action is not None and t.action.tool == tool and self.policy.rules.get(t.category) == "execute"}
+        if delegated:
+            self._say(f"{self.scenario.user.name}: {self.replies.revoked}")
+            self._change_policy(dict.fromkeys(sorted(delegated), "approve"), "revocation")
 
 
-def compose_artifact(task: Task, observed: set[str], units_done: int) -> str:
-    """The text of the work a structured action yields: the facts whose source the agent observed
-    and the required codes it can quote (as far as the work has got), and — where it acted
-    without the record that refutes them — the assumptions a careless assistant would make."""
-    # Work in progress covers the facts in proportion to the units done.
-    done = units_done / task.work.units if task.work.units else 1.0
-    lines = [task.title]
-    lines += [f.text for i, f in enumerate(task.facts) if f.source in observed and i < done * len(task.facts)]
-    must = task.constraints.must_include
-    lines += [f.text for i, f in enumerate(must) if f.source in observed and i < done * len(must)]
-    lines += [f"Assumed: {c.text}" for c in task.constraints.must_not_include if c.refuted_by not in observed]
-    if task.work.units and units_done < task.work.units:
-        lines.append(f"(work {units_done}/{task.work.units} done)")
-    return "\n".join(lines)
+@functools.lru_cache(maxsize=1 << 12)
+def clock_text(start: dt.date, minute: int) -> str:
+    day = dt.date.fromordinal(start.toordinal() + minute // MINUTES_PER_DAY)
+    stamp = format_at(minute).split()
+    return f"{stamp[0]} ({day:%a} {day.day} {day:%b}) {stamp[1]}"
+
+
+def _describe(requested: tuple[str, ...]) -> str:
+    return ", ".join(name.replace("_", " ") for name in requested) or "this"

@@ -1,14 +1,17 @@
 """Scenario specification: typed models, YAML loading, semantic validation, JSON Schema."""
 
+from .expand import resource_use, user_busy, weekly_spans
+from . import variant
 from .loader import ScenarioError, json_schema, load_file, load_scenario, parse_scenario, shipped_names
-from .models import PERSONAS, Depth, Scenario, Task
+from .models import PERSONAS, RULES, Depth, Scenario, Task
 from .timeline import format_at, parse_at
-from .validate import MAX_TASKS, trigger_minute
+from .validate import MAX_CATEGORIES, MAX_TASKS, reachable_states, rules_of, trigger_minute
 
-# Version of the shipped scenario suite; results and trajectories record it.
-SUITE_VERSION = "0.1.0"
+# Version of the shipped scenario suite; results and trajectories record it (docs/suite-changelog.md).
+SUITE_VERSION = "0.2.0"
 
 __all__ = [
-    "SUITE_VERSION", "PERSONAS", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task", "format_at", "json_schema",
-    "load_file", "load_scenario", "parse_at", "parse_scenario", "shipped_names", "trigger_minute",
+    "SUITE_VERSION", "PERSONAS", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
+    "format_at", "json_schema", "load_file", "load_scenario", "parse_at", "parse_scenario", "reachable_states",
+    "resource_use", "rules_of", "shipped_names", "trigger_minute", "user_busy", "variant", "weekly_spans",
 ]

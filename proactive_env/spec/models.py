@@ -1,8 +1,10 @@
-"""Typed model of a scenario file (DESIGN.md §3).
+"""Typed model of a scenario file (DESIGN.md §3, docs/scenarios.md).
 
-A scenario is data: the user, their schedule and personas, shared resources, the records and
-tools of the world, a timeline of events, the tasks with their expectations per persona, and the
-one temporal-allocation (TA) decision window. Cross-references are checked in ``validate.py``.
+A scenario is data: the user, their schedule (one-off and weekly blocks) and personas (a stated
+policy and a rule per action category), shared resources, records (with versions over time) and
+tools of the world, a timeline of events (some conditional on what happened), the tasks, the
+temporal-allocation (TA) decisions, and the bounds within which a seed draws a variant.
+Cross-references are checked in ``validate.py``.
 """
 
 from __future__ import annotations
@@ -64,6 +66,23 @@ DepthName = Literal["noop", "prepare", "suggest", "execute"]
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 
 
+PersonaName = Literal["reviewer", "planner", "operator"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+Rule = Literal["prepare", "suggest", "approve", "execute"]
+RULES: tuple[str, ...] = ("prepare", "suggest", "approve", "execute")
+
+
+def _day(value: Any) -> int:
+    if not isinstance(value, str) or not value.startswith("D") or not value[1:].isdigit() or int(value[1:]) < 1:
+        raise ValueError(f"expected a day like 'D3', got {value!r}")
+    return int(value[1:])
+
+
+DayRef = Annotated[int, BeforeValidator(_day), WithJsonSchema({"type": "string", "pattern": r"^D\d{1,3}$",
+                                                                "description": "a day of the scenario, e.g. 'D3'"})]
+
+
 class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -79,26 +98,71 @@ class DailyInterval(Spec):
     end: Daily
 
 
+class Weekly(Spec):
+    """A block that recurs on the given weekdays (the loader expands it over the scenario's days)."""
+
+    days: list[Weekday] = Field(min_length=1)
+    start: Daily
+    end: Daily = Field(description="After start: a weekly block does not cross midnight.")
+    label: str = ""
+    skip: list[DayRef] = Field(default_factory=list, description="Days on which it does not happen, e.g. ['D5'].")
+
+
+class Replies(Spec):
+    """The user's wording for each kind of answer; ``{what}`` is what the agent asked about, in its words."""
+
+    approve: str = "Yes, go ahead: {what}."
+    decline: str = "No, please don't: {what}."
+    acknowledge: str = "Thanks, I've seen it — I'll handle {what} myself."
+    nothing: str = "Thanks for letting me know."
+    unrecognised: str = "I'm not sure what you want me to approve — tell me exactly what you'd do."
+    incomplete: str = "I can't approve part of this; tell me everything you intend to do."
+    unavailable: str = "(no reply yet: {name} is not available)"
+    revoked: str = "Please check with me before you do anything like that again."
+
+
 class User(Spec):
     name: str
     speaking_style: str = Field(description="How the user writes; templated replies follow it.")
     sleep: DailyInterval = Field(description="Nightly sleep; may cross midnight (23:00 → 07:00).")
-    busy: list[Interval] = Field(default_factory=list, description="Focus blocks: the user is unavailable.")
+    busy: list[Interval] = Field(default_factory=list, description="One-off focus blocks: the user is unavailable.")
+    weekly: list[Weekly] = Field(default_factory=list, description="Recurring blocks (work, classes, commute).")
 
 
 class Persona(Spec):
     policy: str = Field(description="The persona's stated delegation policy, shown to the agent.")
-    delegates: list[Identifier] = Field(
-        default_factory=list, description="EXECUTE tools this persona lets the agent use without approval.")
+    rules: dict[Identifier, Rule] = Field(
+        description="Per action category: prepare (keep it to your notes), suggest (bring it to me; I act), "
+                    "approve (ask me, then do it), execute (just do it).")
     style: str = Field("", description="Extra speaking-style note for this persona's replies.")
+    replies: Replies | None = Field(None, description="This persona's wording (default: the scenario's).")
 
 
 class Resource(Spec):
     id: Identifier
     name: str
-    kind: Literal["gpu", "tokens", "cpu", "user_time", "other"]
-    capacity: int = Field(1, ge=1)
-    user_busy: list[Interval] = Field(default_factory=list, description="When the user's own jobs hold it.")
+    kind: str = Field(description="gpu, tokens, cpu, car, kiln, ... (free text)")
+    capacity: int = Field(1, ge=1, le=64, description="Agent jobs that can run on it at once; more queue.")
+    user_busy: list[Interval] = Field(default_factory=list, description="One-off spans when the user's own use holds it.")
+    weekly: list[Weekly] = Field(default_factory=list, description="Recurring spans of the user's own use.")
+    complaint: str = Field("", description="What the user says when agent work slows their own use, in their words.")
+
+
+class Version(Spec):
+    at: At
+    title: str | None = None
+    text: str
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+
+class When(Spec):
+    """A condition on the world: the task reached the state (``after`` minutes ago at least)."""
+
+    task: Identifier
+    state: Literal["started", "done", "presented", "approved", "executed", "deferred", "missed"] = Field(
+        description="started: work launched; done: all its work finished; presented, approved, executed; "
+                    "deferred; missed: its deadline passed without what the user wanted")
+    after: int = Field(0, ge=0, le=7 * 24 * 60)
 
 
 class Record(Spec):
@@ -107,12 +171,16 @@ class Record(Spec):
     title: str
     text: str
     fields: dict[str, Any] = Field(default_factory=dict)
-    appears: At | None = Field(None, description="When the record appears; absent = from the start.")
+    appears: At | None = Field(None, description="When the record appears (not before this if `when` is set).")
+    when: When | None = Field(None, description="Appears only once this holds.")
+    versions: list[Version] = Field(default_factory=list, description="Later versions, each replacing the last at its time.")
 
 
 class ToolParam(Spec):
     type: Literal["string", "number", "integer", "boolean", "array", "object"]
     description: str = ""
+    required: bool = False
+    example: Any = None
 
 
 class Tool(Spec):
@@ -122,20 +190,21 @@ class Tool(Spec):
     touches: Literal["read", "write"]
     params: dict[str, ToolParam] = Field(default_factory=dict)
     creates: str | None = Field(None, description="Record kind an EXECUTE of this tool creates.")
+    lookup: str | None = Field(None, description="Read tools: the record field the first parameter is matched on.")
 
 
 class PolicyChange(Spec):
-    personas: list[Literal["reviewer", "planner", "operator"]]
-    require_approval: list[Identifier] = Field(default_factory=list)
-    delegate: list[Identifier] = Field(default_factory=list)
+    personas: list[PersonaName]
+    rules: dict[Identifier, Rule] = Field(description="Categories whose rule changes, and to what.")
 
 
 class Event(Spec):
     id: Identifier
-    at: At
+    at: At = Field(description="When it fires (not before this if `when` is set).")
     kind: Literal["user_message", "notification", "file", "product", "calendar", "feedback"]
     text: str
     reveals: list[Identifier] = Field(default_factory=list, description="Records that appear with the event.")
+    when: When | None = Field(None, description="Fires only once this holds.")
     policy_change: PolicyChange | None = Field(None, description="Feedback that changes what the user delegates.")
 
 
@@ -143,6 +212,8 @@ class Trigger(Spec):
     type: Literal["user", "event", "agent"]
     at: At | None = None
     event: Identifier | None = None
+    earliest: At | None = Field(None, description="Agent triggers: a follow-up the agent set in [earliest, at) "
+                                                   "brings the task forward to it.")
 
 
 class Condition(Spec):
@@ -151,8 +222,8 @@ class Condition(Spec):
 
 
 class Work(Spec):
-    units: int = Field(1, ge=0, description="Units of work; 0 for tasks whose work is only to look.")
-    minutes: int = Field(30, ge=1, description="Minutes of compute per unit.")
+    units: int = Field(1, ge=1, le=20, description="Units of work; each runs for `minutes` once launched.")
+    minutes: int = Field(30, ge=1, le=24 * 60, description="Minutes one unit runs (on the resource, if any).")
     resource: Identifier | None = None
 
 
@@ -178,39 +249,35 @@ class Constraints(Spec):
 class Action(Spec):
     tool: Identifier
     args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Expectation(Spec):
-    depth: DepthName
-    approval: bool = Field(False, description="For depth execute: the action needs the user's approval first.")
-    declines: bool = Field(False, description="This user declines the proposal when asked.")
+    free_text: list[str] = Field(default_factory=list, description="Arguments that are free text: never required "
+                                                                   "to match (the judge reads them).")
 
 
 class Task(Spec):
     id: Identifier
     title: str
     description: str
+    category: Identifier = Field(description="The kind of matter (purchase, plan, claim, update, ...); "
+                                             "the personas' rules speak of categories.")
     trigger: Trigger
     requires: list[Condition] = Field(default_factory=list, description="Activation: all must hold at trigger time.")
     latent: bool = False
+    noop: bool = Field(False, description="The right behaviour is to do nothing the user sees (the records show "
+                                          "there is nothing to do).")
+    declines: list[PersonaName] = Field(default_factory=list, description="Personas who say no when asked.")
     evidence: list[Identifier] = Field(default_factory=list)
     work: Work = Field(default_factory=Work)
     action: Action | None = Field(None, description="The consequential EXECUTE, if the task has one.")
     facts: list[Fact] = Field(default_factory=list, description="Reference facts the rubric judge checks.")
     constraints: Constraints = Field(default_factory=Constraints)
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, gt=0, le=100)
     deadline: At
-    deliver: DepthName | None = Field(None, description="Least depth that delivers the work (default: suggest if user-triggered, else prepare).")
-    expect: dict[Literal["reviewer", "planner", "operator"], Expectation]
-
-    @property
-    def delivery_depth(self) -> Depth:
-        if self.deliver:
-            return Depth.parse(self.deliver)
-        return Depth.SUGGEST if self.trigger.type == "user" else Depth.PREPARE
+    needed_by: At | None = Field(None, description="When the user needs the result (default: the deadline); "
+                                                   "outputs delivered later count half.")
 
 
-class TAWindow(Spec):
+class TADecision(Spec):
+    id: Identifier
     start: At
     end: At
     urgent: Identifier
@@ -219,11 +286,21 @@ class TAWindow(Spec):
     rationale: str
 
 
+class Variants(Spec):
+    """What a seed may vary (DESIGN.md §3): timing, rules within the persona, distractors, order."""
+
+    jitter: int = Field(0, ge=0, le=120, description="Events and records without a condition move by up to this "
+                                                      "many minutes either way (15-minute steps).")
+    distractors: list[Identifier] = Field(default_factory=list, description="NOOP tasks present on about half the seeds.")
+    rules: dict[PersonaName, dict[Identifier, list[Rule]]] = Field(
+        default_factory=dict, description="Per persona and category, the rules a seed may draw instead of the stated one.")
+
+
 class Scenario(Spec):
     name: Identifier
     title: str
-    domain: Literal["research", "travel", "living", "food", "career", "business",
-                    "education", "finance", "shopping", "health"]
+    domain: str = Field(description="research, travel, living, food, career, business, education, finance, "
+                                    "shopping, health, ... (free text)")
     version: str
     description: str
     start_date: dt.date
@@ -231,14 +308,16 @@ class Scenario(Spec):
     days: int = Field(ge=2, le=31)
     review_time: Daily = Field(default="08:30", validate_default=True, description="Daily autonomous review tick.")
     user: User
-    personas: dict[Literal["reviewer", "planner", "operator"], Persona]
-    always_approval: list[Identifier] = Field(default_factory=list, description="EXECUTE tools that need approval under every persona.")
-    resources: list[Resource] = Field(default_factory=list)
+    replies: Replies = Field(default_factory=Replies)
+    personas: dict[PersonaName, Persona]
+    categories: dict[Identifier, str] = Field(description="Each action category, described as the user would.")
+    resources: list[Resource] = Field(default_factory=list, max_length=4)
     records: list[Record]
     tools: list[Tool]
     events: list[Event]
     tasks: list[Task]
-    ta_window: TAWindow
+    ta_decisions: list[TADecision] = Field(min_length=1)
+    variants: Variants = Field(default_factory=Variants)
 
     @field_validator("personas")
     @classmethod
@@ -251,3 +330,7 @@ class Scenario(Spec):
     @property
     def end_minute(self) -> int:
         return self.days * 24 * 60
+
+    def weekday(self, minute: int) -> str:
+        """The weekday ('mon' … 'sun') of a scenario minute."""
+        return WEEKDAYS[(self.start_date.weekday() + minute // (24 * 60)) % 7]

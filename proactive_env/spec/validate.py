@@ -1,4 +1,4 @@
-"""Semantic checks a typed model cannot express: references, times, reachability, TA window.
+"""Semantic checks a typed model cannot express: references, times, rules, reachability, TA.
 
 Each check yields ``(path, expectation)``; the loader reports the first with the file name.
 """
@@ -7,26 +7,44 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .models import PERSONAS, Depth, Scenario, Task
+from .expand import resource_use
+from .models import PERSONAS, Scenario, Task, When
 from .timeline import format_at
 
 MIN_TASKS, MAX_TASKS = 10, 19
+MAX_CATEGORIES = 8
 Problem = tuple[str, str]
+
+# States a task reaches under each rule when the agent does what the user wants.
+RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "presented"},
+               "approve": {"started", "done", "presented", "approved", "executed"},
+               "execute": {"started", "done", "executed"}}
 
 
 def semantic_errors(s: Scenario) -> list[Problem]:
-    checks = (_unique_ids, _times, _references, _tasks, _reachability, _ta_window)
+    checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions)
     return [problem for check in checks for problem in check(s)]
 
 
 def trigger_minute(s: Scenario, task: Task) -> int:
+    """When the task triggers at the latest (an event's own time, or the trigger's ``at``)."""
     if task.trigger.type == "event":
-        return next(e.at for e in s.events if e.id == task.trigger.event)
-    return task.trigger.at  # type: ignore[return-value]
+        return next((e.at for e in s.events if e.id == task.trigger.event), 0)
+    return task.trigger.at if task.trigger.at is not None else 0
+
+
+def rules_of(s: Scenario, persona: str, category: str) -> set[str]:
+    """Every rule this persona may hold for the category in some run: stated, variant or changed."""
+    rules = {s.personas[persona].rules.get(category)} | set(s.variants.rules.get(persona, {}).get(category, []))
+    for ev in s.events:
+        change = ev.policy_change
+        if change and persona in change.personas and category in change.rules:
+            rules.add(change.rules[category])
+    return {r for r in rules if r is not None}
 
 
 def _unique_ids(s: Scenario) -> Iterator[Problem]:
-    for field in ("records", "tools", "events", "tasks", "resources"):
+    for field in ("records", "tools", "events", "tasks", "resources", "ta_decisions"):
         seen: set[str] = set()
         for i, item in enumerate(getattr(s, field)):
             key = item.name if field == "tools" else item.id
@@ -49,59 +67,104 @@ def _times(s: Scenario) -> Iterator[Problem]:
         if iv.end <= iv.start:
             yield path, f"expected end after start, got {format_at(iv.start)} → {format_at(iv.end)}"
 
+    def weekly(path: str, block) -> Iterator[Problem]:
+        if block.end <= block.start:
+            yield f"{path}.end", "expected end after start (a weekly block does not cross midnight)"
+        for j, day in enumerate(block.skip):
+            if day > s.days:
+                yield f"{path}.skip[{j}]", f"expected a day of the scenario (D1–D{s.days}), got D{day}"
+
     for i, iv in enumerate(s.user.busy):
         yield from interval(f"user.busy[{i}]", iv)
+    for i, block in enumerate(s.user.weekly):
+        yield from weekly(f"user.weekly[{i}]", block)
     for r, res in enumerate(s.resources):
         for i, iv in enumerate(res.user_busy):
             yield from interval(f"resources[{r}].user_busy[{i}]", iv)
+        for i, block in enumerate(res.weekly):
+            yield from weekly(f"resources[{r}].weekly[{i}]", block)
+        if (res.user_busy or res.weekly) and not res.complaint.strip():
+            yield f"resources[{r}].complaint", "expected the user's words when agent work slows their own use"
     for i, rec in enumerate(s.records):
         yield from inside(f"records[{i}].appears", rec.appears)
+        last_at = rec.appears or 0
+        for j, version in enumerate(rec.versions):
+            yield from inside(f"records[{i}].versions[{j}].at", version.at)
+            if version.at <= last_at:
+                yield f"records[{i}].versions[{j}].at", "expected versions in time order, after the record appears"
+            last_at = version.at
     for i, ev in enumerate(s.events):
         yield from inside(f"events[{i}].at", ev.at)
     for i, task in enumerate(s.tasks):
         yield from inside(f"tasks[{i}].trigger.at", task.trigger.at)
+        yield from inside(f"tasks[{i}].trigger.earliest", task.trigger.earliest)
         yield from inside(f"tasks[{i}].deadline", task.deadline - 1)
-    yield from interval("ta_window", s.ta_window)
+        if task.needed_by is not None and not trigger_minute(s, task) < task.needed_by <= task.deadline:
+            yield f"tasks[{i}].needed_by", "expected a time after the trigger and not after the deadline"
+    for i, d in enumerate(s.ta_decisions):
+        yield from interval(f"ta_decisions[{i}]", d)
+
+
+def _categories(s: Scenario) -> Iterator[Problem]:
+    if len(s.categories) > MAX_CATEGORIES:
+        yield "categories", f"expected at most {MAX_CATEGORIES} categories (the structured face's rule table), got {len(s.categories)}"
+    for p, persona in s.personas.items():
+        for c in persona.rules:
+            if c not in s.categories:
+                yield f"personas.{p}.rules.{c}", f"expected one of the scenario's categories {sorted(s.categories)}"
+        for c in s.categories:
+            if c not in persona.rules:
+                yield f"personas.{p}.rules", f"expected a rule for every category; {c!r} has none"
+    for i, ev in enumerate(s.events):
+        if ev.policy_change:
+            for c in ev.policy_change.rules:
+                if c not in s.categories:
+                    yield f"events[{i}].policy_change.rules.{c}", f"expected one of the scenario's categories {sorted(s.categories)}"
+    for p, by_category in s.variants.rules.items():
+        for c in by_category:
+            if c not in s.categories:
+                yield f"variants.rules.{p}.{c}", f"expected one of the scenario's categories {sorted(s.categories)}"
 
 
 def _references(s: Scenario) -> Iterator[Problem]:
-    records = {r.id for r in s.records}
+    records = {r.id: r for r in s.records}
     tools = {t.name: t for t in s.tools}
     execute_tools = {n for n, t in tools.items() if t.depth == "execute"}
     events = {e.id for e in s.events}
     resources = {r.id for r in s.resources}
+    tasks = {t.id for t in s.tasks}
 
     def ref(path: str, value: str | None, known, what: str) -> Iterator[Problem]:
         if value is not None and value not in known:
             yield path, f"expected the id of one of the scenario's {what}, got {value!r}"
 
-    for p, persona in s.personas.items():
-        for i, tool in enumerate(persona.delegates):
-            yield from ref(f"personas.{p}.delegates[{i}]", tool, execute_tools, "execute tools")
-    for i, tool in enumerate(s.always_approval):
-        yield from ref(f"always_approval[{i}]", tool, execute_tools, "execute tools")
+    def when(path: str, cond: When | None) -> Iterator[Problem]:
+        if cond is not None:
+            yield from ref(f"{path}.task", cond.task, tasks, "tasks")
+
+    for i, rec in enumerate(s.records):
+        yield from when(f"records[{i}].when", rec.when)
     for i, ev in enumerate(s.events):
         for j, rec in enumerate(ev.reveals):
             yield from ref(f"events[{i}].reveals[{j}]", rec, records, "records")
-        if ev.policy_change:
-            change = ev.policy_change
-            for j, tool in enumerate(change.require_approval):
-                yield from ref(f"events[{i}].policy_change.require_approval[{j}]", tool, execute_tools, "execute tools")
-            for j, tool in enumerate(change.delegate):
-                yield from ref(f"events[{i}].policy_change.delegate[{j}]", tool, execute_tools, "execute tools")
+        yield from when(f"events[{i}].when", ev.when)
     for i, task in enumerate(s.tasks):
         path = f"tasks[{i}]"
+        yield from ref(f"{path}.category", task.category, s.categories, "categories")
         yield from ref(f"{path}.trigger.event", task.trigger.event, events, "events")
         for j, rec in enumerate(task.evidence):
             yield from ref(f"{path}.evidence[{j}]", rec, records, "records")
             if rec in records and (task.trigger.type != "event" or task.trigger.event in events):
                 seen = _appears(s, rec)
-                if seen > trigger_minute(s, task):
+                if seen is not None and seen > trigger_minute(s, task):
                     yield (f"{path}.evidence[{j}]",
                            f"expected evidence that exists when the task is triggered; {rec!r} appears at {format_at(seen)}")
         yield from ref(f"{path}.work.resource", task.work.resource, resources, "resources")
         if task.action:
             yield from ref(f"{path}.action.tool", task.action.tool, execute_tools, "execute tools")
+            for j, name in enumerate(task.action.free_text):
+                if name not in task.action.args:
+                    yield f"{path}.action.free_text[{j}]", f"expected one of the action's arguments {sorted(task.action.args)}"
         evidence = set(task.evidence)
         for j, fact in enumerate(task.facts):
             yield from ref(f"{path}.facts[{j}].source", fact.source, records, "records")
@@ -112,19 +175,29 @@ def _references(s: Scenario) -> Iterator[Problem]:
             yield from ref(f"{where}.source", fact.source, records, "records")
             yield from _keywords_in_text(where, fact)
             yield from _in_evidence(f"{where}.source", fact.source, evidence, records)
-            record = next((r for r in s.records if r.id == fact.source), None)
-            if record is not None and not any(n in (record.title + " " + record.text).lower() for n in fact.needles()):
+            record = records.get(fact.source)
+            if record is not None and not any(n in _all_text(record).lower() for n in fact.needles()):
                 yield where, f"expected the required text to appear in its source record {fact.source!r}"
         for j, claim in enumerate(task.constraints.must_not_include):
             where = f"{path}.constraints.must_not_include[{j}].refuted_by"
             yield from ref(where, claim.refuted_by, records, "records")
             yield from _in_evidence(where, claim.refuted_by, evidence, records)
-    shares = s.ta_window.shares
-    if shares != "user_time":
-        yield from ref("ta_window.shares", shares, resources, "resources (or 'user_time')")
+    for i, d in enumerate(s.ta_decisions):
+        if d.shares != "user_time":
+            yield from ref(f"ta_decisions[{i}].shares", d.shares, resources, "resources (or 'user_time')")
+    for i, task_id in enumerate(s.variants.distractors):
+        task = next((t for t in s.tasks if t.id == task_id), None)
+        if task is None:
+            yield f"variants.distractors[{i}]", f"expected the id of one of the scenario's tasks, got {task_id!r}"
+        elif not task.noop or task.requires or any(task_id in (c.task for c in t.requires) for t in s.tasks):
+            yield f"variants.distractors[{i}]", "expected an unconditional NOOP task that no other task requires"
 
 
-def _in_evidence(path: str, record: str, evidence: set[str], records: set[str]) -> Iterator[Problem]:
+def _all_text(record) -> str:
+    return " ".join([record.title, record.text, *(v.text for v in record.versions)])
+
+
+def _in_evidence(path: str, record: str, evidence: set[str], records) -> Iterator[Problem]:
     """A fact is grounded only if the agent can read its record while working on the task."""
     if record in records and record not in evidence:
         yield path, f"expected {record!r} among the task's evidence records"
@@ -138,12 +211,17 @@ def _keywords_in_text(path: str, fact) -> Iterator[Problem]:
                f"expected at least one keyword to occur in the fact's own text {fact.text!r}, got {fact.keywords}")
 
 
-def _appears(s: Scenario, record: str) -> int:
-    """When a record first exists: its own ``appears`` time or the first event that reveals it."""
+def _appears(s: Scenario, record: str) -> int | None:
+    """The earliest a record can exist: its own ``appears`` time or the first event that reveals
+    it (None: only on a branch, when its condition holds)."""
     rec = next(r for r in s.records if r.id == record)
-    times = [rec.appears if rec.appears is not None else (0 if not any(record in e.reveals for e in s.events) else None)]
-    times += [e.at for e in s.events if record in e.reveals]
-    return min(t for t in times if t is not None)
+    revealing = [e for e in s.events if record in e.reveals]
+    if revealing:  # a revealed record appears with its event, and only then
+        unconditional = [e.at for e in revealing if e.when is None]
+        return min(unconditional) if unconditional else None
+    if rec.when is not None:
+        return None
+    return rec.appears if rec.appears is not None else 0
 
 
 def _tasks(s: Scenario) -> Iterator[Problem]:
@@ -155,30 +233,28 @@ def _tasks(s: Scenario) -> Iterator[Problem]:
         kind = task.trigger.type
         if kind == "event" and task.trigger.event is None:
             yield f"{path}.trigger.event", "expected the id of the event that triggers the task"
+            continue
         if kind in ("user", "agent") and task.trigger.at is None:
             yield f"{path}.trigger.at", f"expected the time of a {kind}-triggered task, e.g. 'D1 09:00'"
+            continue
+        if task.trigger.earliest is not None and (kind != "agent" or task.trigger.earliest >= task.trigger.at):
+            yield f"{path}.trigger.earliest", "expected an agent trigger whose earliest time is before its 'at'"
         if kind == "event" and task.trigger.event not in {e.id for e in s.events}:
             continue  # reported as a dangling reference
         start = trigger_minute(s, task)
         if task.deadline <= start:
             yield f"{path}.deadline", f"expected a deadline after the trigger ({format_at(start)}), got {format_at(task.deadline)}"
-        for p in PERSONAS:
-            exp = task.expect.get(p)
-            if exp is None:
-                yield f"{path}.expect", f"expected an expectation for persona {p!r}"
-                continue
-            if exp.depth == "execute" and task.action is None:
-                yield f"{path}.expect.{p}.depth", "expected an action on a task whose expected depth is execute"
-            if exp.approval and exp.depth != "execute":
-                yield f"{path}.expect.{p}.approval", "approval applies to depth execute only"
-            if exp.depth == "execute" and not exp.approval and task.action is not None:
-                tool = task.action.tool
-                if tool in s.always_approval or tool not in s.personas[p].delegates:
-                    yield (f"{path}.expect.{p}.approval",
-                           f"expected approval: true, {p} does not delegate {tool!r} (see personas.{p}.delegates and always_approval)")
-        noop = [p for p in PERSONAS if p in task.expect and task.expect[p].depth == "noop"]
-        if noop and task.work.units:
-            yield f"{path}.work.units", "expected 0 work units on a task whose right behaviour is NOOP"
+        if task.category in s.categories and not task.noop:
+            for p in PERSONAS:
+                for rule in rules_of(s, p, task.category):
+                    if rule in ("approve", "execute") and task.action is None:
+                        yield (f"{path}.category", f"expected an action: persona {p!r} may hold rule {rule!r} for "
+                                                   f"category {task.category!r}, which only a task with an action can meet")
+        for p in task.declines:
+            if "approve" not in rules_of(s, p, task.category):
+                yield f"{path}.declines", f"expected personas whose rule for {task.category!r} is 'approve'; {p!r} never asks"
+        if task.noop and task.action is not None:
+            yield f"{path}.noop", "expected no action on a task whose right behaviour is NOOP"
         for j, cond in enumerate(task.requires):
             if cond.task not in task_ids:
                 yield f"{path}.requires[{j}].task", f"expected the id of one of the scenario's tasks, got {cond.task!r}"
@@ -186,17 +262,17 @@ def _tasks(s: Scenario) -> Iterator[Problem]:
                 yield f"{path}.requires[{j}].task", "a task cannot require itself"
 
 
-def _reachable_states(task: Task) -> set[str]:
-    """States some persona's expected behaviour leads to (the oracle's branches)."""
-    states = {"started"} if task.work.units else set()
-    for exp in task.expect.values():
-        depth = Depth.parse(exp.depth)
-        if depth >= Depth.PREPARE:
-            states.add("started")
-        if depth >= Depth.SUGGEST:
-            states.add("presented")
-        if depth == Depth.EXECUTE and not exp.declines:
-            states |= {"approved", "executed"} if exp.approval else {"executed"}
+def reachable_states(s: Scenario, task: Task, persona: str | None = None) -> set[str]:
+    """States the expected behaviour of some persona (or of ``persona``) brings the task to."""
+    if task.noop:
+        return {"started", "done"}
+    states: set[str] = set()
+    for p in ([persona] if persona else PERSONAS):
+        for rule in rules_of(s, p, task.category):
+            reached = set(RULE_STATES[rule])
+            if rule == "approve" and p in task.declines:
+                reached -= {"approved", "executed"}
+            states |= reached
     return states
 
 
@@ -208,31 +284,61 @@ def _reachability(s: Scenario) -> Iterator[Problem]:
             required = by_id.get(cond.task)
             if required is None or required.id == task.id:
                 continue
-            if cond.state not in _reachable_states(required):
+            if cond.state not in reachable_states(s, required):
                 yield (f"tasks[{i}].requires[{j}]",
                        f"expected a reachable condition: no persona's expected behaviour brings {cond.task!r} to {cond.state!r}")
             elif order[cond.task] > i:
                 yield f"tasks[{i}].requires[{j}]", f"expected {cond.task!r} to be listed before the task that requires it"
+    for field in ("records", "events"):
+        for i, item in enumerate(getattr(s, field)):
+            cond = item.when
+            if cond is None or cond.task not in by_id or cond.state in ("missed", "deferred"):
+                continue
+            if cond.state not in reachable_states(s, by_id[cond.task]):
+                yield (f"{field}[{i}].when", f"expected a reachable condition: no persona's expected behaviour "
+                                             f"brings {cond.task!r} to {cond.state!r}")
 
 
-def _ta_window(s: Scenario) -> Iterator[Problem]:
-    w = s.ta_window
+def _ta_decisions(s: Scenario) -> Iterator[Problem]:
     ids = {t.id: t for t in s.tasks}
-    for field in ("urgent", "competing"):
-        if getattr(w, field) not in ids:
-            yield f"ta_window.{field}", f"expected the id of one of the scenario's tasks, got {getattr(w, field)!r}"
-    if w.urgent == w.competing:
-        yield "ta_window.competing", "expected two different tasks in the TA window"
-    if w.urgent in ids and w.competing in ids:
+    for i, d in enumerate(s.ta_decisions):
+        path = f"ta_decisions[{i}]"
         for field in ("urgent", "competing"):
-            task = ids[getattr(w, field)]
-            if task.requires:
-                yield f"ta_window.{field}", "expected an unconditional task: the TA window is scored on every run"
-            if task.trigger.type != "event" or task.trigger.event in {e.id for e in s.events}:
-                if trigger_minute(s, task) > w.start:
-                    yield f"ta_window.{field}", f"expected {task.id!r} to be triggered by the window's start ({format_at(w.start)})"
-        urgent, competing = ids[w.urgent], ids[w.competing]
-        if urgent.deadline > w.end:
-            yield "ta_window.urgent", f"expected the urgent task's deadline inside the window (by {format_at(w.end)})"
-        if competing.deadline <= w.end:
-            yield "ta_window.competing", f"expected the competing task to be able to wait: deadline after {format_at(w.end)}"
+            if getattr(d, field) not in ids:
+                yield f"{path}.{field}", f"expected the id of one of the scenario's tasks, got {getattr(d, field)!r}"
+        if d.urgent == d.competing:
+            yield f"{path}.competing", "expected two different tasks in a TA decision"
+        if d.urgent not in ids or d.competing not in ids:
+            continue
+        urgent, competing = ids[d.urgent], ids[d.competing]
+        for field, task in (("urgent", urgent), ("competing", competing)):
+            if task.noop:
+                yield f"{path}.{field}", "expected a task with work to do (not a NOOP task)"
+            if task.trigger.type == "event" and task.trigger.event not in {e.id for e in s.events}:
+                continue  # reported as a dangling reference
+            when = trigger_minute(s, task)
+            if field == "urgent" and when != d.start:
+                yield (f"{path}.start", f"expected the window to open when the urgent task {task.id!r} is "
+                                        f"triggered ({format_at(when)})")
+            elif field == "competing" and when >= d.end:
+                yield f"{path}.competing", f"expected {task.id!r} to be triggered before the window ends ({format_at(d.end)})"
+        if urgent.deadline > d.end:
+            yield f"{path}.urgent", f"expected the urgent task's deadline inside the window (by {format_at(d.end)})"
+        if competing.deadline <= d.end:
+            yield f"{path}.competing", f"expected the competing task to be able to wait: deadline after {format_at(d.end)}"
+        elif _later_slot(s, competing, d.end) is None:
+            yield (f"{path}.competing", f"expected a feasible later opportunity for {competing.id!r}: a time after "
+                                        f"{format_at(d.end)} when its resource is free for its work, before its deadline")
+
+
+def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
+    """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free."""
+    duration = task.work.units * task.work.minutes
+    busy = resource_use(s, task.work.resource) if task.work.resource else []
+    t = after
+    while t + duration < task.deadline:
+        if not any(a < t + duration and b > t for a, b in busy):
+            return t
+        t += 15
+    return None
+

@@ -1,0 +1,43 @@
+"""The event queue: what happens next, in time order (ties broken by kind, then by insertion)."""
+
+from __future__ import annotations
+
+import heapq
+from enum import IntEnum
+
+
+class Q(IntEnum):
+    """Queue entry kinds; the value orders entries that fall on the same minute."""
+
+    RECORD = 0  # a record appears or changes
+    CLOSE = 1  # a task's deadline passes
+    EVENT = 2
+    TRIGGER = 3
+    WORK_DONE = 4
+    DECIDE = 5  # the user gets round to a pending approval request
+    FOLLOWUP = 6  # a follow-up the agent set on a task
+    REVIEW = 7  # the daily autonomous review
+    WAKE = 8  # a follow-up the agent set with a note
+    END = 9
+
+
+class EventQueue:
+    __slots__ = ("_heap", "_seq")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, int, int]] = []
+        self._seq = 0
+
+    def push(self, minute: int, kind: Q, payload: int) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (minute, int(kind), self._seq, payload))
+
+    def pop(self) -> tuple[int, Q, int]:
+        minute, kind, _, payload = heapq.heappop(self._heap)
+        return minute, Q(kind), payload
+
+    def peek_minute(self) -> int | None:
+        return self._heap[0][0] if self._heap else None
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)

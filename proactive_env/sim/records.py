@@ -1,0 +1,63 @@
+"""The record store: records appear (at a time, with an event, or once a condition holds) and
+change (versions); a look-up always returns the version current now."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..spec.models import Record
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One record as it reads now."""
+
+    id: str
+    kind: str
+    title: str
+    text: str
+    fields: dict
+
+    def render(self) -> str:
+        fields = f"\nfields: {json.dumps(self.fields, default=str, ensure_ascii=False)}" if self.fields else ""
+        return f"{self.title} ({self.kind})\n{self.text}{fields}"
+
+
+class RecordStore:
+    __slots__ = ("records", "version", "visible")
+
+    def __init__(self, records: list[Record]) -> None:
+        self.records = {r.id: r for r in records}
+        self.version: dict[str, int] = {}  # record id → current version (0 = the base text)
+        self.visible: set[str] = set()
+
+    def show(self, record_id: str) -> bool:
+        """Make a record visible; True if it was not."""
+        if record_id in self.visible:
+            return False
+        self.visible.add(record_id)
+        self.version.setdefault(record_id, 0)
+        return True
+
+    def advance(self, record_id: str, version: int) -> None:
+        self.version[record_id] = max(self.version.get(record_id, 0), version)
+
+    def view(self, record_id: str) -> View:
+        r = self.records[record_id]
+        v = self.version.get(record_id, 0)
+        if v == 0:
+            return View(r.id, r.kind, r.title, r.text, dict(r.fields))
+        ver = r.versions[v - 1]
+        return View(r.id, r.kind, ver.title or r.title, ver.text, {**r.fields, **ver.fields})
+
+    def lookup(self, field: str, value: object) -> list[View]:
+        """Visible records whose ``field`` equals ``value`` (case- and space-insensitive)."""
+        want = " ".join(str(value).split()).lower()
+        out = []
+        for rid in sorted(self.visible):
+            view = self.view(rid)
+            got = view.fields.get(field)
+            if got is not None and " ".join(str(got).split()).lower() == want:
+                out.append(view)
+        return out

@@ -1,0 +1,101 @@
+"""Seeds draw variants of a scenario within the bounds it states (DESIGN.md §3).
+
+A variant moves unconditional events and records in time (``variants.jitter``), draws the
+persona's rules among the alternatives the scenario allows, keeps or drops each distractor task,
+and shuffles the order of records and of tasks (the structured face's slots). ``draw`` returns
+the choices as a JSON-serialisable dict, so a trajectory stores them and ``apply`` rebuilds the
+exact scenario when the run is re-scored. Seeds below ``TEST_SEEDS`` are for training; seeds
+from it on are the test split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .models import Scenario
+from .validate import trigger_minute
+
+TEST_SEEDS = 1000  # seeds ≥ this are the test split
+STEP = 15
+
+
+def draw(s: Scenario, persona: str, rng: np.random.Generator) -> dict:
+    """The choices one seed makes for a scenario (see module doc)."""
+    jitter = s.variants.jitter // STEP
+    offsets = {}
+    if jitter:
+        for ev in s.events:
+            if ev.when is None:
+                offsets[ev.id] = STEP * int(rng.integers(-jitter, jitter + 1))
+        revealed = {r for ev in s.events for r in ev.reveals}
+        for rec in s.records:
+            if rec.when is None and rec.appears is not None and rec.id not in revealed:
+                offsets[rec.id] = STEP * int(rng.integers(-jitter, jitter + 1))
+    rules = dict(s.personas[persona].rules)
+    for category, options in sorted(s.variants.rules.get(persona, {}).items()):
+        choices = sorted({rules[category], *options})
+        rules[category] = choices[int(rng.integers(len(choices)))]
+    dropped = [t for t in s.variants.distractors if rng.random() < 0.5]
+    kept = [t.id for t in s.tasks if t.id not in dropped]
+    task_order = [kept[i] for i in rng.permutation(len(kept))]
+    record_order = [s.records[i].id for i in rng.permutation(len(s.records))]
+    return {"offsets": offsets, "rules": rules, "tasks": task_order, "records": record_order}
+
+
+def identity(s: Scenario, persona: str) -> dict:
+    """The scenario as written (no seed draw): for tests and for reading a file as its author wrote it."""
+    return {"offsets": {}, "rules": dict(s.personas[persona].rules), "tasks": [t.id for t in s.tasks],
+            "records": [r.id for r in s.records]}
+
+
+def apply(s: Scenario, variant: dict) -> Scenario:
+    """The scenario with a variant's choices applied (times clamped so that nothing crosses a
+    deadline or a TA window boundary it matters for)."""
+    offsets = variant["offsets"]
+    events = [ev.model_copy(update={"at": _moved(s, ev.at, offsets.get(ev.id, 0), _triggered(s, ev.id))})
+              if offsets.get(ev.id) and not _pinned(s, ev) else ev for ev in s.events]
+    records = {r.id: r for r in s.records}
+    for rid, offset in offsets.items():
+        rec = records.get(rid)
+        if rec is not None and rec.appears is not None:
+            # never after its first version, nor after a task that needs it is triggered
+            latest = min([v.at - 1 for v in rec.versions] + [trigger_minute(s, t) - s.variants.jitter
+                                                              for t in s.tasks if rid in t.evidence]
+                         + [s.end_minute])
+            at = _moved(s, rec.appears, offset, [])
+            records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
+    by_id = {t.id: t for t in s.tasks}
+    tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
+    return s.model_copy(update={"events": events, "records": [records[r] for r in variant["records"]],
+                                "tasks": tasks})
+
+
+def _triggered(s: Scenario, event_id: str) -> list:
+    return [t for t in s.tasks if t.trigger.type == "event" and t.trigger.event == event_id]
+
+
+def _pinned(s: Scenario, ev) -> bool:
+    """Events that stay put: paired with a user/agent trigger at the same minute, carrying a policy
+    change, or triggering a task of a TA decision."""
+    if ev.policy_change is not None:
+        return True
+    if any(t.trigger.type != "event" and t.trigger.at == ev.at for t in s.tasks):
+        return True
+    decision_tasks = {d.urgent for d in s.ta_decisions} | {d.competing for d in s.ta_decisions}
+    return any(t.id in decision_tasks for t in _triggered(s, ev.id))
+
+
+def _moved(s: Scenario, at: int, offset: int, triggered: list) -> int:
+    """``at + offset`` kept on the same side of every TA window boundary, inside the run, and —
+    for an event that triggers tasks — early enough for their work before their deadlines."""
+    lo, hi = at - abs(offset), at + abs(offset)
+    for d in s.ta_decisions:
+        for boundary in (d.start, d.end):
+            if at < boundary:
+                hi = min(hi, boundary - 1)
+            elif at >= boundary:
+                lo = max(lo, boundary)
+    for task in triggered:
+        hi = min(hi, task.deadline - task.work.units * task.work.minutes - 1)
+    lo, hi = max(lo, 0), min(hi, s.end_minute - 2)
+    return min(max(at + offset, lo), hi) if lo <= hi else at

@@ -1,0 +1,73 @@
+"""No rule that ignores timing, depth or content scores well (issue: a scorer that measures the 3T).
+
+Each adversary in ``baselines/adversaries.py`` embodies one failure class of a scorer that
+measures artefacts; each is held below the bounds here on the full suite (10 scenarios × 3
+personas; structured adversaries on 3 seeds, text ones on 1 — they are slower and deterministic
+in what they exploit)."""
+
+import pytest
+from runs import CASES, component_mean, mean, runs, suite_mean
+
+from proactive_env.baselines import ADVERSARIES, SCRIPTED
+from proactive_env.spec import PERSONAS
+
+ONE_SEED = (0,)
+TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments"}
+
+
+def test_defer_everything_loses_ta_and_gains_nothing_over_the_policy_follower():
+    assert suite_mean("defer-everything", "TA") <= 0.25
+    assert suite_mean("defer-everything", "J") <= suite_mean("policy-follower", "J") + 0.05
+
+
+def test_allocate_everything_loses_ta():
+    assert suite_mean("allocate-everything", "TA") <= 0.20
+
+
+def test_persona_blind_loses_depth_agreement_where_the_persona_delegates():
+    """Asking first on everything is what a reviewer wants; the persona-blind rule pays where the
+    user delegates (operator) and is far from the oracle over the suite."""
+    assert suite_mean("persona-blind", "TR_D", personas=("operator",)) <= 0.65
+    assert suite_mean("persona-blind", "TR_D") <= 0.85
+
+
+def test_ask_on_everything_loses_depth_agreement_on_the_operator():
+    assert suite_mean("ask-on-everything", "TR_D", personas=("operator",)) <= 0.70
+
+
+def test_prepare_only_scores_low_tc():
+    assert suite_mean("prepare-only", "TC") <= 60
+
+
+def test_paste_the_records_scores_low_tc():
+    assert suite_mean("paste-the-records", "TC", seeds=ONE_SEED) <= 35
+
+
+def test_claim_spam_breaks_constraints():
+    assert component_mean("claim-spam", "constraints", seeds=ONE_SEED) <= 30
+
+
+def test_reading_everything_gains_nothing_over_its_non_reading_twin():
+    for metric in ("TC", "J"):
+        assert suite_mean("read-everything", metric, seeds=ONE_SEED) <= suite_mean("text-oracle", metric, seeds=ONE_SEED)
+    assert all(r["scores"]["privacy_cost"] > 0 for s, p in CASES for r in runs("read-everything", s, p, ONE_SEED))
+
+
+def test_empty_argument_executes_are_refused():
+    attempts = [e for s, p in CASES for r in runs("empty-arguments", s, p, ONE_SEED) for e in r["log"]
+                if e["type"] == "execute"]
+    assert attempts and not any(e["ok"] for e in attempts)
+    assert all(e["reason"] for e in attempts)
+
+
+@pytest.mark.parametrize("agent", sorted((set(SCRIPTED) | set(ADVERSARIES)) - {"oracle", "read-everything"}))
+def test_no_scripted_non_oracle_agent_reaches_j_0_8(agent):
+    """(read-everything is the oracle plus needless reads: it is held to its twin above.)"""
+    assert suite_mean(agent, "J", seeds=ONE_SEED if agent in TEXT_ADVERSARIES else None) < 0.8
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_adversaries_stay_far_below_the_oracle(persona):
+    oracle = sum(mean("oracle", s, persona, "J") for s, p in CASES if p == persona)
+    for agent in ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only"):
+        assert sum(mean(agent, s, persona, "J") for s, p in CASES if p == persona) < 0.85 * oracle, agent
