@@ -274,6 +274,8 @@ class World:
         task.active = True
         self.dirty.add(task.index)
         self._record("task_active", task=task.spec.id)
+        if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
+            self._say("Review point: a moment to look over open matters and what has changed.")
         return True
 
     def _bring_forward(self) -> None:
