@@ -56,7 +56,11 @@ class OracleAgent:
             if d.competing == t.spec.id and w.now < d.end:
                 if w.now < d.start:
                     return False
-                return not (t.deferred and t.followup is not None and t.followup >= d.end)
+                # defer, and again if the follow-up came back inside the window; a deferral
+                # with no feasible time is all it can do
+                until = next((e["until"] for e in reversed(w.log) if e["type"] == "defer" and e["task"] == t.spec.id),
+                             "never deferred")
+                return until == "never deferred" or (until is not None and until < d.end and t.followup is None)
         return None
 
     def _next(self, t: TaskState) -> Verb | None:

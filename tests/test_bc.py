@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("minari")
+minari = pytest.importorskip("minari")
 torch = pytest.importorskip("torch")
 
 from proactive_env.baselines import make_agent  # noqa: E402
@@ -22,10 +22,13 @@ NAME = "proactivity/oracle-test-v0"
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("bc")
     data = str(root / "datasets")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("MINARI_DATASETS_PATH", data)
     assert main(["dataset", "--agents", "oracle,random", "--scenarios", "monitor", "--seeds", "0-5",
                  "--data-path", data, "--out", NAME]) == 0
     path = train(Args(dataset=NAME, data_path=data, out=str(root / "bc"), epochs=40, net_arch="128,128"))
-    return path, json.loads((path.parent / "bc.json").read_text())
+    yield path, json.loads((path.parent / "bc.json").read_text())
+    monkeypatch.undo()
 
 
 def test_bc_fits_the_oracle_actions(trained):
@@ -33,7 +36,12 @@ def test_bc_fits_the_oracle_actions(trained):
     history = report["history"]
     assert report["episodes"] == len(PERSONAS) * 6  # the oracle's episodes only, not random's
     assert history[-1]["loss"] < history[0]["loss"] / 2
-    assert history[-1]["train_accuracy"] >= 0.9
+    # Far better than always playing the oracle's most frequent action: at least half its errors gone.
+    dataset = minari.load_dataset(NAME)
+    actions = np.concatenate([e.actions for e, m in zip(dataset.iterate_episodes(), dataset.storage.get_episode_metadata(
+        range(dataset.total_episodes)), strict=True) if m["agent"] == "oracle"])
+    majority = np.bincount(actions).max() / len(actions)
+    assert history[-1]["train_accuracy"] > majority + (1 - majority) / 2
     assert (path.parent / "learning_curve.png").stat().st_size > 0
 
 
