@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,7 +185,7 @@ class EpisodeHost:
         trajectory = self.env.unwrapped.trajectory(agent=self.args.agent)
         trajectory["return"] = self._return
         trajectory["truncated"] = bool(truncated)
-        path = self.key.path(Path(self.args.out))
+        path = self.key.path(Path(self.args.out).absolute())  # the harness may run elsewhere
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, trajectory)
         self.saved = path
@@ -212,6 +213,9 @@ def build_server(host: EpisodeHost) -> Server:
                 error = params.name not in ("start_episode", "get_scores", "end_episode") and host.invalid()
             except EpisodeError as exc:
                 text, error = f"Error: {exc}", True
+            except Exception as exc:  # a fault of ours: the agent hears of it and the server stays up
+                traceback.print_exc(file=sys.stderr)
+                text, error = f"Error: the server failed on this call ({type(exc).__name__}: {exc})", True
         if [t["function"]["name"] for t in host.tools()] != before:
             try:  # another scenario: its own tools
                 await ctx.session.send_tool_list_changed()

@@ -173,3 +173,46 @@ def test_streamable_http_transport(tmp_path):
     env.close()
     assert briefing == expected_briefing
     assert records == expected_records and not is_error
+
+
+async def _in_process(host, fail_once) -> dict:
+    from mcp.client.client import Client
+
+    from proactive_env.mcp_server import build_server
+
+    seen = {}
+    async with Client(build_server(host)) as client:
+        seen["before"] = {t.name for t in (await client.list_tools()).tools}
+        seen["start"] = await client.call_tool("start_episode", {"scenario": "experiments", "persona": "reviewer"})
+        seen["after"] = {t.name for t in (await client.list_tools()).tools}
+        fail_once()
+        seen["fault"] = await client.call_tool("list_records", {})
+        seen["next"] = await client.call_tool("list_records", {})
+    return seen
+
+
+def test_another_scenario_brings_its_tools_and_a_fault_is_a_tool_error(tmp_path, monkeypatch):
+    from proactive_env.mcp_server import EpisodeHost, McpArgs
+
+    host = EpisodeHost(McpArgs(scenario="monitor", persona="planner", out=tmp_path))
+
+    def fail_once():
+        step = host.env.step
+
+        def broken(action):
+            monkeypatch.setattr(host.env, "step", step)
+            raise RuntimeError("simulated fault")
+
+        monkeypatch.setattr(host.env, "step", broken)
+
+    seen = anyio.run(_in_process, host, fail_once)
+    experiments = gym.make("Proactivity-Experiments-Text-v0", persona="reviewer")
+    expected = {t["function"]["name"] for t in experiments.unwrapped.tools()}
+    briefing, _ = experiments.reset(seed=0)
+    experiments.close()
+    assert "check_stock" in seen["before"] and "check_stock" not in seen["after"]
+    assert seen["after"] == expected | {"start_episode", "get_scores", "end_episode"}
+    assert not seen["start"].is_error and _text(seen["start"]) == briefing
+    assert seen["fault"].is_error and "simulated fault" in _text(seen["fault"])
+    assert not seen["next"].is_error and _text(seen["next"]).strip()
+    assert host.key.scenario == "experiments" and host.key.persona == "reviewer"
