@@ -18,6 +18,7 @@ import json
 import sys
 import traceback
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from .scoring import write_json_atomic
 from .spec import PERSONAS
 
 HEADLINE = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")
+SERVER_TOOLS = ("start_episode", "get_scores", "end_episode")
 PLAYING_HERE = """\
 Playing through this server (Proactivity-Gym's text face over MCP):
 - Call start_episode first: it returns the briefing (who the user is, their policy for you, the \
@@ -106,9 +108,8 @@ class EpisodeHost:
     def call(self, name: str, arguments: dict[str, Any]) -> str:
         if name == "start_episode":
             return self.start(**arguments)
-        if arguments:
-            if name in ("get_scores", "end_episode"):
-                raise EpisodeError(f"{name} takes no arguments, got {sorted(arguments)}")
+        if arguments and name in ("get_scores", "end_episode"):
+            raise EpisodeError(f"{name} takes no arguments, got {sorted(arguments)}")
         if name == "get_scores":
             return self.scores()
         if name == "end_episode":
@@ -195,43 +196,45 @@ class EpisodeHost:
         return f"{self.key.scenario}, {self.key.persona}, seed {self.key.seed}"
 
 
-def build_server(host: EpisodeHost) -> Server:
-    """The low-level MCP server around ``host``; calls are serialised (one episode, one clock)."""
+def build_server(episode: EpisodeHost) -> Server:
+    """The low-level MCP server around ``episode``; calls are serialised (one episode, one clock)."""
     lock = anyio.Lock()
-    scenario = host.env.unwrapped.scenario
+    scenario = episode.env.unwrapped.scenario
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
-            for f in (t["function"] for t in host.tools())])
+            for f in (t["function"] for t in episode.tools())])
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        before = [t["function"]["name"] for t in host.tools()]
         async with lock:
+            before = episode.made
             try:
-                text = await anyio.to_thread.run_sync(host.call, params.name, dict(params.arguments or {}))
-                error = params.name not in ("start_episode", "get_scores", "end_episode") and host.invalid()
+                text = await anyio.to_thread.run_sync(episode.call, params.name, dict(params.arguments or {}))
+                error = params.name not in SERVER_TOOLS and episode.invalid()
             except EpisodeError as exc:
                 text, error = f"Error: {exc}", True
             except Exception as exc:  # a fault of ours: the agent hears of it and the server stays up
                 traceback.print_exc(file=sys.stderr)
                 text, error = f"Error: the server failed on this call ({type(exc).__name__}: {exc})", True
-        if [t["function"]["name"] for t in host.tools()] != before:
-            try:  # another scenario: its own tools
+            changed = episode.made != before
+        if changed:
+            try:  # another scenario or persona: the tools are listed anew
                 await ctx.session.send_tool_list_changed()
             except Exception:  # a client that cannot hear it lists the tools again on its own
                 pass
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
 
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        package_version = version("proactivity-gym")
-    except PackageNotFoundError:
-        package_version = "0"
-    return Server("proactivity-gym", version=package_version, instructions=INSTRUCTIONS,
-                  description=f"Proactivity-Gym text face: {scenario.title} ({host.args.persona})",
+    return Server("proactivity-gym", version=_package_version(), instructions=INSTRUCTIONS,
+                  description=f"Proactivity-Gym text face: {scenario.title} ({episode.args.persona})",
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _package_version() -> str:
+    try:
+        return version("proactivity-gym")
+    except PackageNotFoundError:  # a checkout that is not installed
+        return "0"
 
 
 async def _serve_stdio(server: Server) -> None:
@@ -252,8 +255,8 @@ async def _serve_http(server: Server, host: str, port: int) -> None:
 
 def serve(args: McpArgs) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    host = EpisodeHost(args)
-    server = build_server(host)
+    episode = EpisodeHost(args)
+    server = build_server(episode)
     where = "stdio" if args.transport == "stdio" else f"http://{args.host}:{args.port}/mcp"
     print(f"proactivity-gym mcp: {args.scenario} ({args.persona}, seed {args.seed}) on {where}; finished "
           f"episodes are saved under {Path(args.out) / 'trajectories' / args.agent}", file=sys.stderr, flush=True)
@@ -263,4 +266,4 @@ def serve(args: McpArgs) -> None:
         else:
             anyio.run(_serve_http, server, args.host, args.port)
     finally:
-        host.close()
+        episode.close()
