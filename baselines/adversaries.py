@@ -17,15 +17,14 @@ import numpy as np
 from proactive_env.sim import TaskState
 
 from .oracle import TextOracleAgent
-from .scripted import F, PolicyFollowerAgent, _Greedy, current_rule, first_valid, open_slots, task_rows
+from .scripted import F, PolicyFollowerAgent, _Greedy, first_valid, open_slots, task_rows
 
 
 class DeferEverythingAgent(PolicyFollowerAgent):
-    """Defers every task the moment it appears, then acts at the depth the rule in force asks for
-    once the follow-up comes — "defer everything, then do it right"."""
+    """Defers every task the moment it appears, then, once the follow-up comes, acts at the depth
+    the persona's stated rule asks for (as the policy-follower does)."""
 
     name = "defer-everything"
-    rule = staticmethod(current_rule)
 
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
         tasks, mask = task_rows(obs), obs["action_mask"]

@@ -110,7 +110,7 @@ class ProactivityTextEnv(gym.Env):
         self.charset = _charset(self.scenario)
         self.observation_space = spaces.Text(max_length=MAX_OBSERVATION, min_length=0, charset=self.charset)
         self.action_space = spaces.Text(max_length=MAX_ACTION, min_length=0, charset=self.charset)
-        self._read = 0
+        self._read = self._log_read = 0
 
     @property
     def world(self):
@@ -132,7 +132,7 @@ class ProactivityTextEnv(gym.Env):
         self.core.world.rephrase = self.rephraser
         if self.rephraser is not None:
             self.rephraser.reset()
-        self._read = 0
+        self._read = self._log_read = 0
         return self._text(self._briefing() + "\n" + self._news()), self._info(False)
 
     def step(self, action):
@@ -184,11 +184,25 @@ class ProactivityTextEnv(gym.Env):
                 f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).")
 
     def _news(self) -> str:
+        """What is new since the last observation: messages and notifications (each says why the
+        agent woke), records that appeared or changed, and the time and the user's availability."""
         world = self.core.world
         new = world.inbox[self._read:]
         self._read = len(world.inbox)
-        status = "The run has ended." if world.done else f"Now: {world.clock_text()}."
-        return "\n".join([*new, status])
+        changed = []
+        for entry in world.log[self._log_read:]:
+            if entry["type"] == "record":
+                view = world.store.view(entry["id"])
+                changed.append(f"{'updated' if entry['version'] else 'new'} record {view.id} ({view.kind}): {view.title}")
+        self._log_read = len(world.log)
+        if changed:
+            new.append("Records: " + "; ".join(dict.fromkeys(changed)))
+        if world.done:
+            return "\n".join([*new, "The run has ended."])
+        schedule, user = world.schedule, self.scenario.user.name
+        state = "available" if schedule.available(world.now) else (
+            "asleep" if schedule.sleep.contains(world.now) else "busy")
+        return "\n".join([*new, f"Now: {world.clock_text()}. {user} is {state}."])
 
     def _text(self, text: str) -> str:
         clean = "".join(c if c in self.charset else "?" for c in text)

@@ -47,7 +47,7 @@ class PolicyState:
             return Depth.SUGGEST
         return RULE_DEPTH[rule]
 
-    def aligned(self, task: Task, depth: Depth, *, request: bool = False) -> tuple[bool, bool]:
+    def aligned(self, task: Task, depth: Depth) -> tuple[bool, bool]:
         """Is an intervention at ``depth`` now what the user wants? Returns (aligned, over).
 
         SUGGEST (a message or approval request) is wanted where the rule is suggest, or approve

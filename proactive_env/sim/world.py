@@ -102,7 +102,9 @@ class World:
         self.schedule = Schedule.of(s)
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
-        self.replies: Replies = persona.replies or s.replies
+        # a persona's wording overrides the scenario's, key by key
+        self.replies: Replies = s.replies.model_copy(
+            update=persona.replies.model_dump(exclude_unset=True) if persona.replies else {})
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
@@ -272,6 +274,8 @@ class World:
         task.active = True
         self.dirty.add(task.index)
         self._record("task_active", task=task.spec.id)
+        if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
+            self._say("Review point: a moment to look over open matters and what has changed.")
         return True
 
     def _bring_forward(self) -> None:
