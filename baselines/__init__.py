@@ -12,17 +12,18 @@ TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
 ADVERSARIES = {cls.name: cls for cls in adversaries.STRUCTURED + adversaries.TEXT}
 
 
-def make_agent(spec: str, **llm_options) -> Agent:
+def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Agent:
     """An agent from its name (``oracle``, ``noop``, ``random``, ...), ``sb3:PATH`` (a model
     saved by ``proactivity-gym train``), ``rllib:PATH`` (an RLlib policy folder), ``bc:PATH`` (a behaviour-cloning policy) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
     endpoint). ``llm_options`` (``base_url``, ``temperature``, ... of ``OpenAIAgent``) apply to
-    ``openai:`` agents only, so one set of options serves a mixed list of agents."""
+    ``openai:`` agents only, so one set of options serves a mixed list of agents.
+    ``trust_model_files`` lets ``sb3:`` unpickle what the model file holds (runs code from it)."""
     if spec.startswith("openai:"):
         return _llm_agent(spec.removeprefix("openai:"), llm_options)
     if spec.startswith("sb3:"):
         from .learned import load_agent
 
-        return load_agent(spec)
+        return load_agent(spec, trust=trust_model_files)
     if spec.startswith("bc:"):
         try:
             from .bc import load_bc_agent

@@ -1,8 +1,19 @@
-"""Learned agents: a Stable-Baselines3 / sb3-contrib model playing like any other agent."""
+"""Learned agents: a Stable-Baselines3 / sb3-contrib model playing like any other agent.
+
+A saved SB3 model is a zip whose ``data`` entry may hold pickled Python objects, and unpickling
+runs whatever code the file's author put there. So a model is loaded without unpickling anything:
+every pickled entry is replaced (SB3's ``custom_objects``) by what this package knows it must be —
+the policy class of the algorithm, the env's own spaces, placeholders for the training-only state
+(schedules, buffers, the last observation) — and the weights are read with ``torch.load(...,
+weights_only=True)`` as SB3 does. A file with any other pickled entry is refused unless the caller
+trusts it (``trust=True``; ``proactivity-gym eval --trust-model-files``): only for files you made.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -11,31 +22,86 @@ import numpy as np
 from proactive_env.wrappers.observation import PARTS
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
+OBSERVATIONS = ("dict", "flat")
 CONFIG = "agent.json"
+# Pickled entries of a saved model that only training uses: replaced by nothing.
+TRAINING_ONLY = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer", "ep_success_buffer",
+                 "rollout_buffer_class", "replay_buffer_class", "rollout_buffer_kwargs", "replay_buffer_kwargs")
+MAX_DATA_BYTES = 16 * 2**20
 
 
-def load_model(algo: str, path: str | Path):
+def _algorithm(algo: str):
     if algo == "maskable-ppo":
         from sb3_contrib import MaskablePPO
 
-        return MaskablePPO.load(path, device="cpu")
+        return MaskablePPO
     if algo == "ppo":
         from stable_baselines3 import PPO
 
-        return PPO.load(path, device="cpu")
+        return PPO
     if algo == "dqn":
         from stable_baselines3 import DQN
 
-        return DQN.load(path, device="cpu")
+        return DQN
     raise ValueError(f"unknown algorithm {algo!r}; expected one of {ALGOS}")
+
+
+def pickled_entries(path: str | Path) -> list[str]:
+    """Names of the entries of a saved model's ``data`` that SB3 would unpickle."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("data")
+            if info.file_size > MAX_DATA_BYTES:
+                raise ValueError(f"{path}: data: expected at most {MAX_DATA_BYTES} bytes, got {info.file_size}")
+            data = json.loads(archive.read(info).decode("utf-8"))
+    except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: expected a model saved by SB3 (a zip with a JSON 'data' entry): {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: data: expected a JSON object")
+    return [key for key, value in data.items() if isinstance(value, dict) and ":serialized:" in value]
+
+
+def safe_objects(algo: str, observation: str, pickled: list[str], spaces: tuple) -> dict[str, Any]:
+    """Replacements for every pickled entry, or ValueError naming those that have none."""
+    cls = _algorithm(algo)
+    observation_space, action_space = spaces
+    constant = lambda _: 0.0  # noqa: E731  (schedules are used by training only)
+    known = {"policy_class": cls.policy_aliases["MultiInputPolicy" if observation == "dict" else "MlpPolicy"],
+             "observation_space": observation_space, "action_space": action_space,
+             "lr_schedule": constant, "clip_range": constant, "clip_range_vf": None,
+             "exploration_schedule": constant, "train_freq": (1, "step"),
+             **{key: None for key in TRAINING_ONLY}}
+    unknown = [key for key in pickled if key not in known]
+    if unknown:
+        raise ValueError(f"the model file holds pickled entries {unknown} that cannot be replaced safely, and "
+                         "unpickling them would run code from the file; load it only if you made it: "
+                         "--trust-model-files (trust=True)")
+    return {key: known[key] for key in pickled}
+
+
+def load_model(algo: str, path: str | Path, observation: str = "dict", trust: bool = False):
+    """The model at ``path``, loaded without running code from the file (unless ``trust``)."""
+    cls = _algorithm(algo)
+    if trust:
+        return cls.load(path, device="cpu")
+    from proactive_env.baselines.training import make_single_env
+
+    env = make_single_env("Proactivity-Monitor-v0", observation == "flat")
+    spaces = (env.observation_space, env.action_space)
+    env.close()
+    return cls.load(path, device="cpu", custom_objects=safe_objects(algo, observation, pickled_entries(path), spaces))
 
 
 class PolicyAgent:
     """Plays a trained model. ``observation`` is ``"dict"`` (the env's own observation, for
     ``MultiInputPolicy``) or ``"flat"`` (``FlattenObservation``, for ``MlpPolicy``)."""
 
-    def __init__(self, model, algo: str, observation: str, name: str = "sb3"):
+    def __init__(self, model, algo: str, observation: str, name: str = "sb3", model_sha256: str | None = None):
         self.model, self.algo, self.observation, self.name = model, algo, observation, name
+        self.model_sha256 = model_sha256
+
+    def settings(self) -> dict:
+        return {"algo": self.algo, "observation": self.observation, "model_sha256": self.model_sha256}
 
     def reset(self, env: Any, seed: int) -> None:
         pass
@@ -49,17 +115,32 @@ class PolicyAgent:
         return int(action)
 
 
-def load_agent(spec: str) -> PolicyAgent:
+def load_agent(spec: str, trust: bool = False) -> PolicyAgent:
     """``sb3:PATH`` → the model saved at PATH (a ``.zip``; its ``agent.json`` beside it says how
-    it was trained)."""
+    it was trained), loaded without running code from the file unless ``trust``."""
     path = Path(spec.split(":", 1)[1])
     config_path = path.parent / CONFIG
-    if not path.exists():
+    if not path.is_file():
         raise ValueError(f"{spec}: no saved model at {path}")
-    if not config_path.exists():
+    if not config_path.is_file():
         raise ValueError(f"{spec}: expected {config_path} (written by `proactivity-gym train`) beside the model")
-    config = json.loads(config_path.read_text())
-    return PolicyAgent(load_model(config["algo"], path), config["algo"], config["observation"], name=spec)
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{config_path}: expected the JSON written by `proactivity-gym train`: {exc}") from None
+    algo = config.get("algo") if isinstance(config, dict) else None
+    observation = config.get("observation", "dict") if isinstance(config, dict) else None
+    if algo not in ALGOS:
+        raise ValueError(f"{config_path}: algo: expected one of {list(ALGOS)}, got {algo!r}")
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"{config_path}: observation: expected one of {list(OBSERVATIONS)}, got {observation!r}")
+    try:
+        model = load_model(algo, path, observation, trust)
+    except ValueError as exc:
+        raise ValueError(f"{spec}: {exc}") from None
+    except Exception as exc:  # a damaged zip, weights of another shape, ...
+        raise ValueError(f"{spec}: cannot load the model ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from None
+    return PolicyAgent(model, algo, observation, name=spec, model_sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 class RLlibAgent:

@@ -82,10 +82,15 @@ class OpenAIAgent:
         """Saved with the run's trajectory: token accounting and the settings that reproduce it."""
         usage = {**self._client.usage.to_dict(), "no_tool_call": self.no_tool_call,
                  "extra_tool_calls": self.extra_tool_calls}
+        return {"llm_usage": usage, "agent_settings": self.settings()}
+
+    def settings(self) -> dict:
+        """What a run depends on, fit to store: the endpoint's URL redacted, the key never (only the
+        name of its environment variable)."""
         ep = self.endpoint
-        settings = {"model": ep.model, "base_url": self._client.where, "temperature": self.temperature,
-                    "max_tokens": self.max_tokens, "window": self.window, "prompt_version": PROMPT_VERSION}
-        return {"llm_usage": usage, "agent_settings": settings}
+        return {"model": ep.model, "base_url": self._client.where, "api_key_env": ep.api_key_env,
+                "temperature": self.temperature, "max_tokens": self.max_tokens, "window": self.window,
+                "prompt_version": PROMPT_VERSION}
 
     def _hear(self, obs: str) -> None:
         if self._briefing is None:

@@ -163,6 +163,10 @@ def _validate(args) -> int:
             print(f"error: {exc}", file=sys.stderr)
             status = 1
             continue
+        except Exception as exc:  # never stop before the other files are reported
+            print(f"error: {path.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = 1
+            continue
         print(f"ok: {path.name}: {s.title} v{s.version}, {len(s.tasks)} tasks, {s.days} days")
     return status
 
@@ -259,6 +263,15 @@ def _add_eval(sub) -> None:
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (≥ 1000: the test split)")
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--concurrency", type=_int_at_least(1), default=1, help="runs played at once (threads)")
+    p.add_argument("--add", action="store_true",
+                   help="add this configuration to an --out folder that holds another one (else refused, with why)")
+    p.add_argument("--max-faults", type=_int_at_least(0), default=10,
+                   help="faults (tool calls the world failed on) a run may have and still be kept")
+    p.add_argument("--on-fault", choices=["error", "retry"], default="error",
+                   help="a run over its fault budget is marked errored (kept under OUT/errored/), or played once "
+                        "more first")
+    p.add_argument("--trust-model-files", action="store_true",
+                   help="let sb3:PATH unpickle whatever the model file holds (runs code from it: only files you made)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="play each run as a Ray task: on the cluster at ADDRESS, or (no ADDRESS) on a local Ray of "
                         "--concurrency CPUs (1: all cores) started and stopped here; needs the rllib extra")
@@ -325,11 +338,12 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     except ImportError:
         raise UsageError("`eval` needs rich: pip install -e '.[eval]'") from None
-    from .evaluate import evaluate, plan
+    from .evaluate import FaultBudget, evaluate, plan
     from .scoring import aggregate
     from .scoring.client import LLMEndpointError
 
     llm_options, text_options = _llm_options(args)
+    llm_options = {**llm_options, "trust_model_files": args.trust_model_files}
     agents, scenarios, personas = _eval_plan(args)
     for agent in agents:
         _make_agent(agent, **llm_options)
@@ -340,7 +354,11 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
             OpenAIRephraser(text_options["rephraser"])
         except (ValueError, ImportError) as exc:
             raise UsageError(f"--rephraser: {exc}") from None
-    keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
+    try:
+        keys = plan(agents, scenarios, personas, range(args.seed, args.seed + args.seeds))
+        budget = FaultBudget(args.max_faults, args.on_fault)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     console = Console() if sys.stdout.isatty() else Console(width=160)
     out = Path(args.out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -355,14 +373,19 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
         try:
             player = _ray_player(llm_options, text_options) if ray_cpus else None
             records = evaluate(keys, out, lambda spec: _make_agent(spec, **llm_options), on_run=step,
-                               concurrency=ray_cpus or args.concurrency, text_options=text_options, player=player)
+                               concurrency=ray_cpus or args.concurrency, text_options=text_options, player=player,
+                               add=args.add, faults=budget, command=sys.argv)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
             return 130
-        except LLMEndpointError as exc:
+        except (LLMEndpointError, OSError) as exc:
             progress.stop()
             print(f"error: {exc}; finished runs are kept in {out} — run the same command to resume", file=sys.stderr)
             return 1
+        except ValueError as exc:  # a configuration the folder refuses, a lock held by another eval
+            progress.stop()
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         finally:
             signal.signal(signal.SIGTERM, previous)
     console.print(results_table("Proactivity-Gym results", aggregate(records, ("agent",)), ("agent",)))
@@ -372,6 +395,9 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     from .scoring.results import LEGEND
 
     console.print(LEGEND, style="dim")
+    errored = len(list((out / "errored").glob("*/*.json")))
+    if errored:
+        console.print(f"[yellow]{errored} runs errored (over the fault budget): {out / 'errored'}")
     console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}; "
                   f"compare and plot with: {PROG} report {out}")
     return 0
@@ -695,6 +721,12 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ScenarioError) as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, OSError) as exc:  # bad input met deeper down: one line, never a traceback
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C outside the evaluation loop (which says more itself)
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

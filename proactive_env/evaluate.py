@@ -2,20 +2,41 @@
 
 Layout of an output folder::
 
+    DIR/manifest.json                                             what the folder holds (below)
     DIR/trajectories/<agent>/<scenario>-<persona>-s<seed>.json   one per finished run
+    DIR/errored/<agent>/<scenario>-<persona>-s<seed>.json        runs over their fault budget
     DIR/results.json                                              rows agent × scenario × persona, with units
+    DIR/.lock                                                     held while an evaluation writes
 
-A run is finished when its trajectory file exists (written atomically); a restarted evaluation
-skips those and runs only what is missing, then rebuilds ``results.json`` from every trajectory.
-Runs may be played several at a time (``concurrency``, threads: an LLM agent mostly waits on the
-network); each is written the moment it finishes, whatever the others do.
+The manifest records, per agent, the configuration its runs were made with: the agent's settings
+(an LLM's model, redacted endpoint, temperature, ...; a learned model's file hash), the suite
+version, each scenario file's hash and the package version; and every command that wrote to the
+folder. A run is finished when its trajectory file exists (written atomically) and was made with
+the same configuration; a restarted evaluation skips those and plays only what is missing. An
+evaluation whose configuration differs from the folder's is refused, with the differences,
+unless asked to add to it (``add=True``, ``--add``): its runs then go under ``<agent>@<id>``.
+``results.json`` is rebuilt from every trajectory in the folder, once at the end (and every
+minute or so on long evaluations); nothing in the folder that the evaluator did not write is
+ever deleted (a damaged trajectory is moved aside, then played again).
+
+An agent's bad output never ends an evaluation: the text face turns it into an error
+observation, and a fault in a run (a tool that failed inside the world, an exception while
+playing) is counted against the run's fault budget (``FaultBudget``, like Inspect's
+``fail_on_error``), which decides whether the run is kept, retried or marked errored. Only an
+unreachable endpoint or an unwritable folder stops an evaluation — everything finished is kept.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 import queue
 import re
+import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +46,17 @@ import gymnasium as gym
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
+from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
+from .spec.loader import scenario_dir
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "proactivity-gym/eval-1"
+RESULTS_EVERY = 60.0  # seconds between interim rewrites of results.json on long evaluations
+
+
+class EvalError(ValueError):
+    """An evaluation that cannot start or go on; ``str()`` is one line saying why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -35,12 +66,32 @@ class RunKey:
     persona: str
     seed: int
 
-    def path(self, out: Path) -> Path:
-        return out / "trajectories" / _safe(self.agent) / f"{self.scenario}-{self.persona}-s{self.seed}.json"
+    def path(self, out: Path, label: str | None = None) -> Path:
+        return out / "trajectories" / _safe(label or self.agent) / self.file
+
+    @property
+    def file(self) -> str:
+        return f"{self.scenario}-{self.persona}-s{self.seed}.json"
+
+
+@dataclass(frozen=True)
+class FaultBudget:
+    """How many faults a run may have and still be kept (``max_faults``); a run over it, or one
+    that raised, is ``"error"``: marked errored (kept aside under ``errored/``, out of the
+    results), or ``"retry"``: played again up to ``retries`` times, then marked errored."""
+
+    max_faults: int = 10
+    on_exceed: str = "error"
+    retries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.max_faults < 0 or self.retries < 0 or self.on_exceed not in ("error", "retry"):
+            raise EvalError(f"fault budget: expected max_faults >= 0, retries >= 0 and on_exceed 'error' or 'retry', "
+                            f"got {self.max_faults}, {self.retries}, {self.on_exceed!r}")
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", name)
 
 
 def make_env(scenario: str, persona: str, face: str = "structured", text_options: dict | None = None) -> gym.Env:
@@ -59,6 +110,9 @@ def make_env(scenario: str, persona: str, face: str = "structured", text_options
 def play(agent, scenario: str, persona: str, seed: int, text_options: dict | None = None) -> dict:
     """One episode of ``agent``; returns its trajectory, with what the agent adds to it
     (``trajectory_extras()``, e.g. an LLM agent's token usage and settings)."""
+    if persona not in PERSONAS:
+        raise ValueError(f"persona: expected one of {list(PERSONAS)}, got {persona!r}")
+    check_seed(seed)
     env = make_env(scenario, persona, getattr(agent, "face", "structured"), text_options)
     try:
         obs, info = env.reset(seed=seed)
@@ -76,102 +130,390 @@ def play(agent, scenario: str, persona: str, seed: int, text_options: dict | Non
     return trajectory
 
 
+def check_seed(seed) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+
+
 def plan(agents: Iterable[str], scenarios: Iterable[str], personas: Iterable[str], seeds: Iterable[int]) -> list[RunKey]:
-    return [RunKey(a, s, p, seed) for a in agents for s in scenarios for p in personas for seed in seeds]
+    """Every run of agents × scenarios × personas × seeds; a list given twice, an empty list or a
+    negative seed is refused (a run counted twice would weigh twice in the results)."""
+    lists = {"agents": list(agents), "scenarios": list(scenarios), "personas": list(personas), "seeds": list(seeds)}
+    for what, items in lists.items():
+        if not items:
+            raise EvalError(f"{what}: expected at least one, got none")
+        twice = sorted({str(x) for x in items if items.count(x) > 1})
+        if twice:
+            raise EvalError(f"{what}: {', '.join(twice)} given more than once; expected each once")
+    for seed in lists["seeds"]:
+        try:
+            check_seed(seed)
+        except ValueError as exc:
+            raise EvalError(str(exc)) from None
+    return [RunKey(a, s, p, seed) for a in lists["agents"] for s in lists["scenarios"] for p in lists["personas"]
+            for seed in lists["seeds"]]
 
 
-def run_record(key: RunKey, trajectory: dict) -> dict:
+def run_record(key: RunKey, trajectory: dict, label: str | None = None) -> dict:
     scores = trajectory["scores"]
-    return {"agent": key.agent, "scenario": key.scenario, "persona": key.persona, "seed": key.seed,
+    return {"agent": label or key.agent, "scenario": key.scenario, "persona": key.persona, "seed": key.seed,
             "scores": {m: scores[m] for m in ("TC", "TA", "TR_D", "TR_J", "J", "continuation")}}
 
 
-def finished(keys: list[RunKey], out: Path) -> dict[RunKey, dict]:
-    """Runs whose trajectory is already on disk (a damaged file counts as not finished)."""
-    done = {}
-    for key in keys:
-        path = key.path(out)
-        if path.exists():
+# ---------------------------------------------------------------------------------- configuration
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def code_version() -> dict:
+    """The package version (part of every run's configuration) and, informationally, the git
+    commit of a source checkout."""
+    from . import __version__
+
+    version = {"package": __version__}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
+                                text=True, timeout=5)
+        if commit.returncode == 0:
+            version["git"] = commit.stdout.strip()
+    return version
+
+
+def agent_config(spec: str, agent, scenarios: Iterable[str], text_options: dict | None = None) -> dict:
+    """What a run of ``agent`` depends on besides (scenario, persona, seed)."""
+    settings = agent.settings() if hasattr(agent, "settings") else {}
+    config = {"agent": spec, "settings": settings, "suite_version": SUITE_VERSION,
+              "package": code_version()["package"],
+              "scenarios": {name: _sha256(scenario_dir() / f"{name}.yaml") for name in scenarios}}
+    if getattr(agent, "face", "structured") == "text" and text_options:
+        config["text_options"] = {k: redact_settings(v) if isinstance(v, dict) else v for k, v in text_options.items()}
+    return config
+
+
+def config_id(config: dict) -> str:
+    """A short id of a configuration (scenario hashes excluded: they are compared per scenario)."""
+    core = {k: v for k, v in config.items() if k != "scenarios"}
+    return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def differences(old: dict, new: dict) -> list[str]:
+    """What differs between two configurations of one agent, in words."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key == "scenarios":
+            for name in sorted(set(old.get(key, {})) & set(new.get(key, {}))):
+                if old[key][name] != new[key][name]:
+                    out.append(f"scenario {name} changed (sha256 {old[key][name][:12]}… → {new[key][name][:12]}…)")
+        elif isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            out += [f"{key}.{d}" for d in differences(old[key], new[key])]
+        elif old.get(key) != new.get(key):
+            out.append(f"{key} {old.get(key)!r} → {new.get(key)!r}")
+    return out
+
+
+class Manifest:
+    """``DIR/manifest.json``: the configuration of each agent label, and the commands."""
+
+    def __init__(self, out: Path):
+        self.path = out / MANIFEST
+        self.data = {"format": MANIFEST_FORMAT, "configurations": {}, "commands": []}
+        if self.path.exists():
             try:
-                done[key] = run_record(key, load_trajectory(path))
-            except (ValueError, KeyError):
-                path.unlink()
-    return done
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise EvalError(f"{self.path}: expected the evaluator's manifest: {exc}; "
+                                "use another --out (nothing was changed)") from None
+            if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+                raise EvalError(f"{self.path}: format: expected {MANIFEST_FORMAT!r}; use another --out")
+            self.data = data
+
+    @property
+    def configurations(self) -> dict[str, dict]:
+        return self.data["configurations"]
+
+    def label(self, config: dict, add: bool) -> str:
+        """The label runs of ``config`` go under: the agent's name, or ``agent@id`` for a further
+        configuration of it added to the folder. Raises ``EvalError`` on a conflict unless ``add``."""
+        agent = config["agent"]
+        held = self.configurations.get(agent)
+        if held is None or not differences(held, config):
+            return agent
+        extra = f"{agent}@{config_id(config)}"
+        if extra in self.configurations and not differences(self.configurations[extra], config):
+            return extra
+        if add:
+            return extra
+        raise EvalError(f"{self.path.parent} holds runs of {agent} with another configuration "
+                        f"({'; '.join(differences(held, config))}); use --add to add this configuration to "
+                        f"the folder (its runs go under {extra}), or another --out")
+
+    def register(self, label: str, config: dict) -> None:
+        held = self.configurations.get(label)
+        if held is not None:
+            config = {**config, "scenarios": {**held.get("scenarios", {}), **config["scenarios"]}}
+        self.configurations[label] = config
+
+    def save(self, command: list[str] | None) -> None:
+        if command is not None:
+            self.data["commands"].append({"argv": [scrub(str(a)) for a in command], "code": code_version(),
+                                          "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        write_json_atomic(self.path, self.data)
 
 
-def write_results(records: list[dict], out: Path) -> list[dict]:
-    rows = aggregate(records, ("agent", "scenario", "persona"))
-    for row in rows:
-        row["suite_version"] = SUITE_VERSION
-    write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
-    return rows
+@contextlib.contextmanager
+def _locked(out: Path):
+    """An exclusive lock on ``DIR/.lock`` for the evaluation's lifetime (released by the OS if the
+    process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(out / ".lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise EvalError(f"{out}: another evaluation is writing to this folder (pid {holder}); wait for it "
+                            "or use another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fh.truncate(0)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _prepare(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc}); expected a writable folder") from None
+
+
+def _set_aside(path: Path, why: str) -> None:
+    """Move a file the evaluator cannot use out of the way, never deleting it."""
+    n = 0
+    while (aside := path.with_name(f"{path.name}.{why}{n or ''}")).exists():
+        n += 1
+    os.replace(path, aside)
+
+
+# ---------------------------------------------------------------------------------- evaluation
+@dataclass
+class _Run:
+    key: RunKey
+    label: str
+    config_id: str
 
 
 def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
              on_run: Callable[[RunKey, bool], None] = lambda key, skipped: None, concurrency: int = 1,
-             text_options: dict | None = None, player: Callable[[RunKey], dict] | None = None) -> list[dict]:
-    """Play every run not already on disk, ``concurrency`` at a time; returns the run records
-    (finished ones included) in plan order. The first failure stops new runs from starting; the
-    runs under way finish and are kept, then the failure is raised. ``player`` (key → trajectory)
-    plays a run elsewhere, e.g. as a Ray task (``ray_eval.ray_player``); files are written here."""
+             text_options: dict | None = None, player: Callable[[RunKey], dict] | None = None, *,
+             add: bool = False, faults: FaultBudget | None = None, command: list[str] | None = None) -> list[dict]:
+    """Play every run not already on disk, ``concurrency`` at a time; returns the run records of
+    ``keys`` that are kept (finished ones included) in plan order. Errors in the configuration
+    (see the module) are raised before anything runs. An endpoint that stays unreachable or a
+    folder that cannot be written stops new runs from starting; the runs under way finish and are
+    kept, then the failure is raised. ``player`` (key → trajectory) plays a run elsewhere, e.g. as
+    a Ray task (``ray_eval.ray_player``); files are written here."""
     if concurrency < 1:
-        raise ValueError(f"concurrency: expected at least 1, got {concurrency}")
-    out.mkdir(parents=True, exist_ok=True)
-    records = finished(keys, out)
-    for key in keys:
-        if key in records:
-            on_run(key, True)
+        raise EvalError(f"concurrency: expected at least 1, got {concurrency}")
+    if len(set(keys)) != len(keys):
+        raise EvalError("runs: some run is planned twice; expected each (agent, scenario, persona, seed) once")
+    budget = faults or FaultBudget()
+    out = Path(out)
+    _prepare(out)
+    with _locked(out):
+        manifest = Manifest(out)
+        runs = _configure(keys, manifest, make_agent, text_options, add)
+        manifest.save(command)
+        records, errored = _finished(runs, out)
+        for run in runs:
+            if run.key in records or run.key in errored:
+                on_run(run.key, True)
+        interim = _Interim(out, runs, records)
 
-    def play_here(key: RunKey) -> dict:
-        return play(make_agent(key.agent), key.scenario, key.persona, key.seed, text_options)
+        def play_and_save(run: _Run) -> tuple[str, dict]:
+            status, trajectory = _play_within_budget(run, make_agent, text_options, budget, player)
+            trajectory["config"] = {"label": run.label, "id": run.config_id}
+            folder = "trajectories" if status == "kept" else "errored"
+            path = out / folder / _safe(run.label) / run.key.file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Compact and without fsync: the C encoder, and a file torn by a power cut is set aside and played again.
+            write_json_atomic(path, trajectory, durable=False, indent=None)
+            return status, trajectory
 
-    def play_and_save(key: RunKey) -> dict:
-        trajectory = (player or play_here)(key)
-        path = key.path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, trajectory)
-        return run_record(key, trajectory)
+        def saved(run: _Run, result: tuple[str, dict]) -> None:
+            status, trajectory = result
+            if status == "kept":
+                records[run.key] = run_record(run.key, trajectory, run.label)
+            else:
+                errored[run.key] = trajectory
+            interim.maybe_write()
+            on_run(run.key, False)
 
-    def saved(key: RunKey, record: dict) -> None:
-        records[key] = record
-        write_results([records[k] for k in keys if k in records], out)
-        on_run(key, False)
-
-    _run_all([k for k in keys if k not in records], play_and_save, saved, concurrency)
-    ordered = [records[k] for k in keys if k in records]
-    write_results(ordered, out)
-    return ordered
+        todo = [run for run in runs if run.key not in records and run.key not in errored]
+        try:
+            _run_all(todo, play_and_save, saved, concurrency)
+        finally:
+            write_results(out, runs, records, errored)
+        return [records[run.key] for run in runs if run.key in records]
 
 
-def _run_all(keys: list[RunKey], work: Callable[[RunKey], dict], saved: Callable[[RunKey, dict], None],
+def _configure(keys: list[RunKey], manifest: Manifest, make_agent, text_options, add: bool) -> list[_Run]:
+    """Each run with its label and configuration id; the manifest learns the configurations."""
+    labels: dict[str, tuple[str, str]] = {}
+    for agent in dict.fromkeys(k.agent for k in keys):
+        scenarios = sorted({k.scenario for k in keys if k.agent == agent})
+        config = agent_config(agent, make_agent(agent), scenarios, text_options)
+        label = manifest.label(config, add)
+        labels[agent] = (label, config_id(config))
+        manifest.register(label, config)
+    return [_Run(k, *labels[k.agent]) for k in keys]
+
+
+def _finished(runs: list[_Run], out: Path) -> tuple[dict[RunKey, dict], dict[RunKey, dict]]:
+    """Runs already kept (their records) and runs already marked errored. A trajectory made with
+    another configuration is refused; a damaged one is set aside and played again."""
+    records, errored = {}, {}
+    for run in runs:
+        for folder, found in (("trajectories", records), ("errored", errored)):
+            path = out / folder / _safe(run.label) / run.key.file
+            if not path.exists():
+                continue
+            try:
+                trajectory = load_trajectory(path)
+                made_with = trajectory.get("config", {}).get("id")
+                record = run_record(run.key, trajectory, run.label) if folder == "trajectories" else trajectory
+            except (ValueError, KeyError, TypeError, AttributeError):
+                _set_aside(path, "damaged")
+                continue
+            if made_with != run.config_id:
+                raise EvalError(f"{path}: made with another configuration ({made_with or 'none recorded'}, this "
+                                f"evaluation is {run.config_id}); use another --out")
+            found[run.key] = record
+    return records, errored
+
+
+def _play_within_budget(run: _Run, make_agent, text_options, budget: FaultBudget, player=None) -> tuple[str, dict]:
+    """Play a run; ``"kept"`` with its trajectory if within the fault budget, else retried or
+    ``"errored"`` with what is known of it. Endpoint failures are not faults: they stop the eval."""
+    attempts = 1 + (budget.retries if budget.on_exceed == "retry" else 0)
+    for attempt in range(attempts):
+        try:
+            trajectory = player(run.key) if player else play(make_agent(run.key.agent), run.key.scenario,
+                                                             run.key.persona, run.key.seed, text_options)
+        except (LLMEndpointError, OSError, MemoryError):
+            raise
+        except Exception as exc:  # a fault while playing: never the end of the evaluation
+            trajectory = {"format": "proactivity-gym/trajectory-1", "scenario": run.key.scenario,
+                          "persona": run.key.persona, "seed": run.key.seed, "agent": run.key.agent,
+                          "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"}
+        else:
+            if len(trajectory.get("faults", [])) <= budget.max_faults:
+                return "kept", trajectory
+            trajectory["error"] = (f"{len(trajectory['faults'])} faults, over the budget of {budget.max_faults}")
+        trajectory["attempts"] = attempt + 1
+    return "errored", trajectory
+
+
+class _Interim:
+    """Rewrites results.json now and then on long evaluations, never so often that it costs much:
+    at most every ``RESULTS_EVERY`` seconds and 20 times as long as the last rewrite took."""
+
+    def __init__(self, out: Path, runs: list[_Run], records: dict):
+        self.out, self.runs, self.records = out, runs, records
+        self.last, self.cost = time.monotonic(), 0.0
+
+    def maybe_write(self) -> None:
+        now = time.monotonic()
+        if now - self.last < max(RESULTS_EVERY, 20 * self.cost):
+            return
+        write_results(self.out, self.runs, self.records, {})
+        self.last = time.monotonic()
+        self.cost = self.last - now
+
+
+def write_results(out: Path, runs: list[_Run], records: dict[RunKey, dict], errored: dict[RunKey, dict]) -> list[dict]:
+    """``results.json`` from every trajectory in the folder: this evaluation's records plus every
+    other configuration's trajectories on disk. A row whose group has errored runs (kept under
+    ``errored/``, out of the means) counts them in ``errored``."""
+    planned = {out / "trajectories" / _safe(r.label) / r.key.file for r in runs}
+    everything = list(records.values())
+    labels = _labels(out)
+    for path in sorted((out / "trajectories").glob("*/*.json")):
+        if path in planned:
+            continue
+        try:
+            t = load_trajectory(path)
+            key = RunKey(t["agent"], t["scenario"], t["persona"], t["seed"])
+            everything.append(run_record(key, t, (t.get("config") or {}).get("label") or t["agent"]))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # not a trajectory of this evaluator: left alone
+    rows = aggregate(everything, ("agent", "scenario", "persona"))
+    counts: dict[tuple, int] = {}
+    for path in (out / "errored").glob("*/*.json"):
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+            t = load_trajectory(path)
+            label = (t.get("config") or {}).get("label") or t["agent"]
+            counts[(label, t["scenario"], t["persona"])] = counts.get((label, t["scenario"], t["persona"]), 0) + 1
+    for row in rows:
+        row["suite_version"] = labels.get(row["agent"], {}).get("suite_version", SUITE_VERSION)
+        if counts.get((row["agent"], row["scenario"], row["persona"])):
+            row["errored"] = counts[(row["agent"], row["scenario"], row["persona"])]
+    write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
+    return rows
+
+
+def _labels(out: Path) -> dict[str, dict]:
+    try:
+        return json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("configurations", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def _run_all(runs: list[_Run], work: Callable[[_Run], object], saved: Callable[[_Run, object], None],
              concurrency: int) -> None:
-    """``work`` on each key in up to ``concurrency`` daemon threads; ``saved`` in this thread.
+    """``work`` on each run in up to ``concurrency`` daemon threads; ``saved`` in this thread.
 
     Daemon threads, so that an interrupt (Ctrl-C, SIGTERM) ends the process at once: a run under
     way is lost, and every finished one is already on disk.
     """
-    todo: queue.SimpleQueue[RunKey] = queue.SimpleQueue()
-    for key in keys:
-        todo.put(key)
-    done: queue.SimpleQueue[tuple[RunKey, dict | None, Exception | None] | None] = queue.SimpleQueue()
+    todo: queue.SimpleQueue[_Run] = queue.SimpleQueue()
+    for run in runs:
+        todo.put(run)
+    done: queue.SimpleQueue[tuple[_Run, object, BaseException | None] | None] = queue.SimpleQueue()
     stop = threading.Event()
 
     def worker() -> None:
         try:
             while not stop.is_set():
                 try:
-                    key = todo.get_nowait()
+                    run = todo.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    done.put((key, work(key), None))
+                    done.put((run, work(run), None))
                 except Exception as exc:
                     stop.set()
-                    done.put((key, None, exc))
+                    done.put((run, None, exc))
         finally:
             done.put(None)  # this worker has stopped
 
-    workers = [threading.Thread(target=worker, daemon=True) for _ in range(min(concurrency, len(keys)))]
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(min(concurrency, len(runs)))]
     for thread in workers:
         thread.start()
     failure, running = None, len(workers)

@@ -39,6 +39,7 @@ class Reply:
     raw: str | None = None  # sent verbatim as the body instead of a completion
     headers: dict[str, str] = field(default_factory=dict)
     finish_reason: str | None = None
+    trickle: float = 0.0  # seconds between the body's bytes (a server that answers, but slowly)
 
 
 Spec = str | list | Reply
@@ -147,7 +148,8 @@ class FakeOpenAI:
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, body: str, headers: dict[str, str] | None = None,
+                      trickle: float = 0.0) -> None:
                 data = body.encode()
                 try:
                     self.send_response(status)
@@ -156,7 +158,13 @@ class FakeOpenAI:
                     for key, value in (headers or {}).items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not trickle:
+                        self.wfile.write(data)
+                    for i in range(len(data) if trickle else 0):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        if server._closing.wait(trickle):
+                            return
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     pass
 
@@ -192,7 +200,7 @@ class FakeOpenAI:
                 if reply.status != 200:
                     body = {"error": {"message": f"scripted error {reply.status}", "type": "server_error"}}
                     return self._send(reply.status, json.dumps(body), reply.headers)
-                self._send(200, json.dumps(server._completion(request, reply)), reply.headers)
+                self._send(200, json.dumps(server._completion(request, reply)), reply.headers, reply.trickle)
 
         return Handler
 

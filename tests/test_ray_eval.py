@@ -1,6 +1,7 @@
 """``eval --ray``: every run a Ray task on a local Ray of 2 workers; the output folder is byte for
 byte that of a local eval, and a killed ``eval --ray`` resumes like a local one."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -23,7 +24,12 @@ def eval_command(out: Path, *extra: str) -> list[str]:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file the evaluation wrote; of the manifest, the configurations (its command log
+    differs: another command line, another time) — and not the lock."""
+    out = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+           if p.is_file() and p.name not in ("manifest.json", ".lock")}
+    out["manifest.json"] = json.dumps(json.loads((folder / "manifest.json").read_text())["configurations"]).encode()
+    return out
 
 
 def test_ray_eval_writes_exactly_what_a_local_eval_writes(tmp_path):
@@ -34,7 +40,7 @@ def test_ray_eval_writes_exactly_what_a_local_eval_writes(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert on_ray.returncode == 0, on_ray.stderr
     expected = files(tmp_path / "local")
-    assert len(expected) == 3 * 2 * len(PERSONAS) * 2 + 1  # every trajectory and results.json
+    assert len(expected) == 3 * 2 * len(PERSONAS) * 2 + 2  # every trajectory, results.json and the manifest
     assert files(tmp_path / "ray") == expected
 
 

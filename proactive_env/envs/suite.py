@@ -25,8 +25,13 @@ class SuiteEnv(gym.Env):
 
     def __init__(self, scenarios: str = "all", exclude: str = "", persona: str | None = None,
                  weights: dict[str, float] | None = None, render_mode: str | None = None):
-        names = shipped_names() if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
+        shipped = shipped_names()
+        names = shipped if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
         dropped = {s.strip() for s in exclude.split(",") if s.strip()}
+        for arg, given in (("scenarios", names), ("exclude", sorted(dropped))):
+            unknown = [n for n in given if n not in shipped]
+            if unknown:  # a misspelt held-out scenario would silently be trained on
+                raise ValueError(f"{arg}: unknown scenario(s) {unknown}; expected names from {shipped}")
         self.names = [n for n in names if n not in dropped]
         if not self.names:
             raise ValueError(f"no scenario left to train on: scenarios={scenarios!r}, exclude={exclude!r}")

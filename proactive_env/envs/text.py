@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 import string
 from typing import Any
 
 import gymnasium as gym
 from gymnasium import spaces
 
-from ..sim import TextTools, ToolError, tool_schemas
+from ..scoring.client import redact_settings
+from ..sim import GENERIC_TOOLS, TextTools, ToolError, tool_schemas
 from .render import ansi_timeline
 from .rephrase import OpenAIRephraser
 from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
 
 MAX_OBSERVATION = 32_768
-MAX_ACTION = 16_384
+MAX_ACTION = 16_384  # characters of one tool call, as JSON text
+MAX_DEPTH = 16  # nesting of a call's JSON (a call is {"tool", "arguments": {... one or two levels}})
+JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
 
 
 def _charset(scenario) -> frozenset[str]:
@@ -23,29 +27,111 @@ def _charset(scenario) -> frozenset[str]:
     return frozenset(string.printable) | frozenset(scenario.model_dump_json())
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")
+    return value
+
+
+def _loads(text: str | bytes, what: str) -> Any:
+    """Strict JSON: finite numbers, no NaN/Infinity, integers of at most 4300 digits (Python's own
+    limit), nesting within the recursion limit — anything else is a ``ToolError``."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, too many digits, too deep
+        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise ToolError(f"{what}: {message}") from None
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def parse_call(action: Any) -> tuple[str, dict]:
     """A tool call from JSON text (or an already-parsed dict): ``{"tool": name, "arguments": {...}}``;
-    the OpenAI shape ``{"name": ..., "arguments": "<json>"}`` is accepted too."""
+    the OpenAI shape ``{"name": ..., "arguments": "<json>"}`` is accepted too. Anything else —
+    malformed, longer than ``MAX_ACTION`` characters, nested deeper than ``MAX_DEPTH``, with
+    non-finite or overlong numbers — is a ``ToolError``."""
     call = action
     if isinstance(action, (str, bytes)):
-        try:
-            call = json.loads(action)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"expected one tool call as JSON, e.g. {{\"tool\": \"wait\", \"arguments\": {{}}}}: {exc}") from None
+        if len(action) > MAX_ACTION:
+            raise ToolError(f"expected one tool call of at most {MAX_ACTION} characters, got {len(action)}")
+        call = _loads(action, "expected one tool call as JSON, e.g. {\"tool\": \"wait\", \"arguments\": {}}")
     if not isinstance(call, dict):
         raise ToolError(f"expected a JSON object with 'tool' and 'arguments', got {type(call).__name__}")
     name = call.get("tool", call.get("name"))
     args = call.get("arguments", call.get("args", {}))
     if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"{name}: expected 'arguments' to be a JSON object: {exc}") from None
+        if len(args) > MAX_ACTION:
+            raise ToolError(f"expected arguments of at most {MAX_ACTION} characters, got {len(args)}")
+        args = _loads(args, f"{str(name)[:64]}: expected 'arguments' to be a JSON object") if args.strip() else {}
     if not isinstance(name, str) or not name:
         raise ToolError("expected the tool's name in 'tool'")
+    name = name[:64]
     if not isinstance(args, dict):
         raise ToolError(f"{name}: expected 'arguments' to be a JSON object")
+    if _depth(args) > MAX_DEPTH:
+        raise ToolError(f"{name}: arguments nested more than {MAX_DEPTH} levels deep")
+    try:
+        size = len(json.dumps(args, allow_nan=False))
+    except (TypeError, ValueError) as exc:  # a parsed dict handed in directly may hold anything
+        raise ToolError(f"{name}: expected JSON arguments: {exc}") from None
+    if size > MAX_ACTION:
+        raise ToolError(f"{name}: expected arguments of at most {MAX_ACTION} characters as JSON, got {size}")
     return name, args
+
+
+def _type_error(where: str, schema: dict, value: Any) -> str | None:
+    """Where ``value`` breaks ``schema`` (the subset of JSON Schema the tool schemas use: type,
+    properties, required, items), or None."""
+    kind = schema.get("type")
+    expected = JSON_TYPES.get(kind)
+    if expected is not None and (not isinstance(value, expected) or (isinstance(value, bool) and kind != "boolean")):
+        return f"{where}: expected {'an' if kind[0] in 'aeio' else 'a'} {kind}, got {_json_type(value)}"
+    if isinstance(value, dict):
+        missing = [k for k in schema.get("required", []) if k not in value]
+        if missing:
+            return f"{where}: expected the argument {missing[0]!r}"
+        for key, sub in schema.get("properties", {}).items():
+            if key in value and (problem := _type_error(f"{where}.{key}", sub, value[key])):
+                return problem
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            if problem := _type_error(f"{where}[{i}]", schema["items"], item):
+                return problem
+    return None
+
+
+def _argument_schemas(scenario) -> dict[str, dict]:
+    """Each tool's argument schema as checked before a call reaches the world. A domain tool's
+    parameters are all listed as required, yet whether an EXECUTE's arguments are complete and
+    right is the world's to judge (it refuses or scores them), so only their types are checked."""
+    schemas = {}
+    for tool in tool_schemas(scenario):
+        name, params = tool["function"]["name"], tool["function"]["parameters"]
+        schemas[name] = params if name in GENERIC_TOOLS else {**params, "required": []}
+    return schemas
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return next((k for k, t in JSON_TYPES.items() if isinstance(value, t) and (k == "boolean") == isinstance(value, bool)),
+                type(value).__name__)
 
 
 _RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
@@ -66,9 +152,13 @@ class ProactivityTextEnv(gym.Env):
 
     ## Action Space
 
-    ``Text``: one tool call, ``{"tool": "read_record", "arguments": {"record_id": "..."}}``. A
-    malformed call or a refused one comes back as ``Error: ...`` in the next observation; it
-    never raises.
+    ``Text``: one tool call, ``{"tool": "read_record", "arguments": {"record_id": "..."}}``, of at
+    most ``MAX_ACTION`` characters. Its arguments are checked against the tool's own JSON schema
+    before the world sees them. A malformed, type-confused or refused call comes back as
+    ``Error: ...`` in the next observation; it never raises. A call the world fails on (an
+    internal fault) comes back as an error too and is counted in ``faults`` (``info`` and the
+    trajectory), so an evaluation can decide whether the run is kept. Calls after the run ended
+    are refused.
 
     ## Observation Space
 
@@ -111,6 +201,9 @@ class ProactivityTextEnv(gym.Env):
         self.observation_space = spaces.Text(max_length=MAX_OBSERVATION, min_length=0, charset=self.charset)
         self.action_space = spaces.Text(max_length=MAX_ACTION, min_length=0, charset=self.charset)
         self._read = self._log_read = 0
+        self._schemas = _argument_schemas(self.scenario)
+        self.faults: list[dict] = []
+        self._final_info: dict | None = None
 
     @property
     def world(self):
@@ -133,10 +226,15 @@ class ProactivityTextEnv(gym.Env):
         if self.rephraser is not None:
             self.rephraser.reset()
         self._read = self._log_read = 0
+        self.faults = []
+        self._final_info = None
         return self._text(self._briefing() + "\n" + self._news()), self._info(False)
 
     def step(self, action):
         world = self.core.world
+        if world.done:  # nothing more happens, and nothing more is logged
+            text = "Error: the run has ended; no further tool call is carried out."
+            return self._text(text), 0.0, True, False, self._info(True, self._final_info)
         invalid, result, wait, name = False, "", False, None
         try:
             name, args = parse_call(action)
@@ -144,19 +242,33 @@ class ProactivityTextEnv(gym.Env):
             if name == "wait":
                 wait = True
             else:
+                problem = self._check_arguments(name, args)
+                if problem:
+                    raise ToolError(problem)
                 result = self.toolbox.call(name, args)
         except ToolError as exc:
+            invalid, result = True, f"Error: {exc}"
+        except Exception as exc:  # a fault in the world: the model gets an error, the run goes on
+            invalid, result = True, f"Error: {name} could not be carried out (an internal fault, counted in the run)"
+            self.faults.append({"time": world.now, "tool": name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        if invalid:
             if name is None:
                 self.core._actions.append({"malformed": str(action)[:2000]})
-            invalid, result = True, f"Error: {exc}"
-            world._record("tool_error", error=str(exc)[:500])
+            world._record("tool_error", error=result.removeprefix("Error: ")[:500])
         self.core._here += 1
         if wait or self.core._here >= MAX_ACTIONS_PER_POINT:
             world.advance()
             self.core._here = 0
         _, reward, terminated, truncated, info = self.core._observe(moved=True, invalid=invalid)
+        if terminated:
+            self._final_info = info
         text = "\n".join(part for part in (result, self._news()) if part)
         return self._text(text), reward, terminated, truncated, self._info(invalid, info)
+
+    def _check_arguments(self, name: str, args: dict) -> str | None:
+        """The call's arguments against the tool's own JSON schema (unknown tools: the world says)."""
+        schema = self._schemas.get(name)
+        return _type_error(name, schema, args) if schema is not None else None
 
     def render(self):
         if self.render_mode == "ansi":
@@ -165,8 +277,9 @@ class ProactivityTextEnv(gym.Env):
 
     def trajectory(self, agent: str) -> dict:
         trajectory = self.core.trajectory(agent)
+        trajectory["faults"] = list(self.faults)
         if self.rephraser is not None:
-            trajectory["rephraser"] = {**self._rephraser_config, "usage": self.rephraser.usage.to_dict()}
+            trajectory["rephraser"] = {**redact_settings(self._rephraser_config), "usage": self.rephraser.usage.to_dict()}
         return trajectory
 
     # ------------------------------------------------------------------ text
@@ -212,5 +325,6 @@ class ProactivityTextEnv(gym.Env):
         info = dict(base) if base else {"scores": dict(self.core._summary), "persona": self.core.persona}
         info.pop("action_mask", None)
         info["invalid_action"] = invalid
+        info["faults"] = len(self.faults)
         info["time"] = self.core.world.clock_text()
         return info

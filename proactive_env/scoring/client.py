@@ -1,22 +1,110 @@
 """A chat client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...), shared by the LLM
-judges, the LLM agent and the user-reply rephraser: retries with exponential backoff, token
-accounting, and one clear failure (``LLMEndpointError``) once the retries are spent. It lives in
-the lowest layer that calls a model (scoring's judges); the faces and baselines above reuse it.
+judges, the LLM agent and the user-reply rephraser: retries with jittered exponential backoff
+(``tenacity``) that honour the server's ``Retry-After``, a total deadline per attempt (a server that
+trickles its answer cannot hold a request past ``timeout``), token accounting, and one clear
+failure (``LLMEndpointError``) once the retries are spent. Credentials are never stored or
+printed: URLs are redacted (``redact_url``) and the key is named only by its environment variable.
+It lives in the lowest layer that calls a model (scoring's judges); the faces and baselines above
+reuse it.
 
-``openai`` is imported only when a client is made, so the package works without the ``llm`` extra.
+``openai`` and ``tenacity`` are imported only when a client is made, so the package works without
+the ``llm`` extra.
 """
 
 from __future__ import annotations
 
+import email.utils
 import os
+import re
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 # Statuses worth another attempt: timeouts, conflicts, rate limits and server errors. Any other
 # HTTP error (bad request, authentication, unknown model) fails at once — retrying cannot help.
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-MAX_BACKOFF = 30.0
+MAX_BACKOFF = 30.0  # seconds: the longest jittered wait between attempts
+MAX_RETRY_AFTER = 120.0  # seconds: a server asking for a longer pause fails the request at once
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without credentials: user and password dropped, query and fragment replaced."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(str(url))
+        host = parts.hostname or ""
+        if ":" in host:  # IPv6
+            host = f"[{host}]"
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:
+        return "<unparsable URL>"
+    query = "<redacted>" if parts.query else ""
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every URL in it redacted and the given secret values masked."""
+    text = _URL.sub(lambda m: redact_url(m.group(0)) or "", text)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret and len(secret) >= 3:
+            text = text.replace(secret, "***")
+    return text
+
+
+def url_secrets(url: str | None) -> tuple[str, ...]:
+    """The parts of a URL that may be credentials: user, password, query values."""
+    if not url:
+        return ()
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return ()
+    values = [v for pair in parts.query.split("&") for v in pair.split("=")[1:]]
+    return tuple(s for s in (parts.username, parts.password, parts.query, *values) if s)
+
+
+def redact_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Endpoint settings fit to store: URLs redacted, no key values (only ``api_key_env``)."""
+    out = {}
+    for key, value in settings.items():
+        if "key" in key.lower() and key != "api_key_env":
+            continue
+        out[key] = redact_url(value) if key.endswith("url") and isinstance(value, str) else value
+    return out
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait (``Retry-After-Ms``, ``Retry-After`` in seconds or as an
+    HTTP date), or None."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            try:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                continue
+        if seconds == seconds:  # not NaN
+            return max(0.0, seconds)
+    return None
+
+
+class RequestTimeout(TimeoutError):
+    """An attempt that did not complete within the endpoint's ``timeout``."""
 
 
 class LLMEndpointError(RuntimeError):
@@ -56,9 +144,9 @@ class Endpoint:
     model: str
     base_url: str | None = None  # None: the openai client's default (OPENAI_BASE_URL or api.openai.com)
     api_key_env: str = "OPENAI_API_KEY"  # unset: "EMPTY", which local servers accept
-    timeout: float = 60.0  # seconds per attempt
+    timeout: float = 60.0  # seconds per attempt, in total (connect, send, every read)
     retries: int = 3  # attempts after the first
-    backoff: float = 1.0  # seconds before the first retry, doubling after each
+    backoff: float = 1.0  # scale of the jittered wait before a retry, doubling after each (capped)
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -80,43 +168,95 @@ class ChatClient:
     def __init__(self, endpoint: Endpoint):
         try:
             import openai
-        except ImportError:
-            raise ImportError("LLM agents, judges and the rephraser need openai: pip install 'proactivity-gym[llm]'",
-                              name="openai") from None
+            import tenacity
+        except ImportError as exc:
+            raise ImportError(f"LLM agents, judges and the rephraser need {exc.name}: "
+                              "pip install 'proactivity-gym[llm]'", name=exc.name) from None
         self.endpoint = endpoint
         self.usage = Usage()
-        self._openai = openai
-        self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=os.environ.get(endpoint.api_key_env) or "EMPTY",
-                                     timeout=endpoint.timeout, max_retries=0)  # retries are counted here
+        self._openai, self._tenacity = openai, tenacity
+        self._client = self._connect()
+
+    def _connect(self):
+        key = os.environ.get(self.endpoint.api_key_env) or "EMPTY"
+        # No retries inside the openai client: they are made (and counted) here.
+        return self._openai.OpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.endpoint.timeout,
+                                   max_retries=0)
 
     @property
     def where(self) -> str:
-        return str(self._client.base_url).rstrip("/")
+        """The endpoint's URL, redacted: safe to store and print."""
+        return redact_url(str(self._client.base_url).rstrip("/"))
 
     def chat(self, **request: Any) -> Any:
-        ep, openai = self.endpoint, self._openai
-        last: BaseException = ValueError("no attempt made")
-        for attempt in range(ep.retries + 1):
-            if attempt:
-                self.usage.retries += 1
-                time.sleep(min(MAX_BACKOFF, ep.backoff * 2 ** (attempt - 1)))
+        ep, tenacity = self.endpoint, self._tenacity
+        self._tries = 1
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(ep.retries + 1), wait=self._wait,
+            retry=tenacity.retry_if_exception(self._retryable), before_sleep=self._count_retry,
+            sleep=time.sleep, reraise=True)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._attempt(request)
+        except self._openai.APIStatusError as exc:
+            if exc.status_code not in RETRY_STATUS:
+                raise self._failure(exc, "", transient=False) from None
+            raise self._failure(exc, self._attempts(), transient=True) from None
+        except Exception as exc:
+            raise self._failure(exc, self._attempts(), transient=True) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _attempt(self, request: dict) -> Any:
+        """One request, bounded in total by ``timeout`` (the openai client bounds each read only)."""
+        box: dict[str, Any] = {}
+        client = self._client
+
+        def call() -> None:
             try:
-                response = self._client.chat.completions.create(model=ep.model, **request)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in RETRY_STATUS:
-                    raise self._failure(exc, "", transient=False) from None
-                last = exc
-                continue
-            except (openai.APIError, ValueError) as exc:  # refused, timed out, unreadable body
-                last = exc
-                continue
-            choices = getattr(response, "choices", None)  # a body that is not a completion has none
-            if choices:
-                self.usage.add(getattr(response, "usage", None))
-                return choices[0].message
-            last = ValueError("the response has no choices")
-        raise self._failure(last, f" after {ep.retries + 1} attempts", transient=True)
+                box["response"] = client.chat.completions.create(model=self.endpoint.model, **request)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=call, daemon=True, name="llm-request")
+        worker.start()
+        worker.join(self.endpoint.timeout)
+        if worker.is_alive():
+            self._client = self._connect()
+            client.close()  # breaks the stalled connection; the worker ends on its own
+            raise RequestTimeout(f"request timed out: no complete answer within {self.endpoint.timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        choices = getattr(box["response"], "choices", None)  # a body that is not a completion has none
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise ValueError("the response has no choices with a message")
+        self.usage.add(getattr(box["response"], "usage", None))
+        return choices[0].message
+
+    def _retryable(self, exc: BaseException) -> bool:
+        if isinstance(exc, self._openai.APIStatusError):
+            delay = retry_after(exc)
+            return exc.status_code in RETRY_STATUS and (delay is None or delay <= MAX_RETRY_AFTER)
+        return isinstance(exc, Exception)
+
+    def _wait(self, state) -> float:
+        """The server's ``Retry-After`` if it sent one, else full-jitter exponential backoff."""
+        delay = retry_after(state.outcome.exception())
+        if delay is not None:
+            return delay
+        return self._tenacity.wait_random_exponential(multiplier=self.endpoint.backoff, max=MAX_BACKOFF)(state)
+
+    def _count_retry(self, state) -> None:
+        self.usage.retries += 1
+        self._tries = state.attempt_number + 1
+
+    def _attempts(self) -> str:
+        tries = getattr(self, "_tries", 1)
+        return f" after {tries} attempt{'s' if tries > 1 else ''}"
 
     def _failure(self, exc: BaseException, attempts: str, transient: bool) -> LLMEndpointError:
+        delay = retry_after(exc) if isinstance(exc, self._openai.APIStatusError) else None
+        later = f" (it asks to retry after {delay:.0f} s)" if delay is not None and delay > MAX_RETRY_AFTER else ""
+        secrets = (os.environ.get(self.endpoint.api_key_env, ""), *url_secrets(self.endpoint.base_url))
         return LLMEndpointError(f"LLM endpoint {self.where} (model {self.endpoint.model!r}) failed{attempts}: "
-                                f"{_describe(exc)}", transient)
+                                f"{scrub(_describe(exc), secrets)}{later}", transient)

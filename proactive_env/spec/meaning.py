@@ -30,7 +30,7 @@ def normalise(text: str) -> str:
     """One canonical, lower-case form of ``text`` for matching (see module doc)."""
     t = str(text).lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
-    t = re.sub(r"(\d{4})-(\d{2})-(\d{2})", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
+    t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
     for name, short in _MONTH_NAMES.items():
         t = re.sub(rf"\b{name}\b", short, t)
     t = re.sub(rf"\b{_WEEKDAYS}\b,?\s*(?=\d)", "", t)  # "tue 10 mar" → "10 mar"
