@@ -216,15 +216,20 @@ def _add_run(sub) -> None:
     p.set_defaults(func=_run)
 
 
+def _scenario_and_persona(args) -> tuple[str, str]:
+    """--scenario and --persona of a one-scenario command; a gym id may name the persona."""
+    scenario, id_persona = scenario_ref(args.scenario)
+    if id_persona and args.persona and args.persona != id_persona:
+        raise UsageError(f"--persona {args.persona} contradicts --scenario {args.scenario} (persona {id_persona})")
+    return scenario, args.persona or id_persona or "operator"
+
+
 def _run(args) -> int:
     from .envs.render import ansi_timeline
     from .evaluate import make_env
     from .scoring import write_json_atomic
 
-    scenario, id_persona = scenario_ref(args.scenario)
-    if id_persona and args.persona and args.persona != id_persona:
-        raise UsageError(f"--persona {args.persona} contradicts --scenario {args.scenario} (persona {id_persona})")
-    persona = args.persona or id_persona or "operator"
+    scenario, persona = _scenario_and_persona(args)
     agent = _make_agent(args.agent, **_llm_options(args)[0])
     env = make_env(scenario, persona, getattr(agent, "face", "structured"))
     obs, info = env.reset(seed=args.seed)
@@ -689,9 +694,44 @@ def _show(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- mcp
+def _add_mcp(sub) -> None:
+    p = sub.add_parser("mcp", help="serve the text face's tools to agent harnesses over the Model Context Protocol",
+                       description="Serve one scenario's text face as an MCP server: each scenario tool is one "
+                                   "step of the episode, plus start_episode, get_scores and end_episode. A finished "
+                                   "episode is saved as `eval` saves a run, under OUT/trajectories/AGENT/. Needs "
+                                   "the mcp extra.")
+    p.add_argument("--scenario", default="monitor", help="a shipped name, a scenario file or a gym id")
+    p.add_argument("--persona", choices=PERSONAS, help="default: the id's persona, else operator")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed (start_episode may change it)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (the harness starts this command) or streamable HTTP at http://HOST:PORT/mcp")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP only: the address to listen on")
+    p.add_argument("--port", type=_int_at_least(1), default=8000, help="HTTP only: the port to listen on")
+    p.add_argument("--out", default="results/mcp", help="output folder, as eval's")
+    p.add_argument("--agent", default="mcp", help="the name saved episodes are filed under (e.g. one per harness)")
+    p.set_defaults(func=_mcp)
+
+
+def _mcp(args) -> int:
+    try:
+        from .mcp_server import McpArgs, serve
+    except ImportError as exc:
+        raise UsageError(f"needs the mcp extra ({exc.name} is missing): pip install -e '.[mcp]'") from None
+    scenario, persona = _scenario_and_persona(args)
+    try:
+        serve(McpArgs(scenario=scenario, persona=persona, seed=args.seed, out=Path(args.out), agent=args.agent,
+                      transport=args.transport, host=args.host, port=args.port))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 # ---------------------------------------------------------------------------------- main
 SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_dataset,
-               _add_report, _add_show)
+               _add_report, _add_show, _add_mcp)
 
 
 def build_parser() -> Parser:

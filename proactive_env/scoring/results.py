@@ -97,13 +97,23 @@ def stratified_bootstrap(values: Sequence[float], cells: list[np.ndarray], stati
     """Percentile bootstrap CI of ``statistic`` over ``values``, resampling within each cell
     (index arrays into ``values``) and keeping every cell's size. None when a cell has fewer
     than two runs: one run says nothing about the spread. A fixed seed keeps tables reproducible."""
-    data = np.asarray(values, dtype=float)
+    picks = _resample(cells, seed, samples)
+    if picks is None:
+        return None
+    resampled = np.asarray(values, dtype=float)[picks]
+    stats = np.asarray([statistic(row) for row in resampled]) if statistic is not np.mean else resampled.mean(axis=1)
+    return _interval(stats)
+
+
+def _resample(cells: list[np.ndarray], seed: int = 0, samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray | None:
+    """Bootstrap indices, (samples, runs), drawn within each cell; None below two runs a cell."""
     if not cells or min(len(c) for c in cells) < 2:
         return None
     rng = np.random.default_rng(seed)
-    picks = [cell[rng.integers(0, len(cell), size=(samples, len(cell)))] for cell in cells]
-    resampled = data[np.concatenate(picks, axis=1)]
-    stats = np.asarray([statistic(row) for row in resampled]) if statistic is not np.mean else resampled.mean(axis=1)
+    return np.concatenate([cell[rng.integers(0, len(cell), size=(samples, len(cell)))] for cell in cells], axis=1)
+
+
+def _interval(stats: np.ndarray) -> tuple[float, float]:
     alpha = (1.0 - CONFIDENCE) / 2.0
     lo, hi = np.quantile(stats, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
@@ -133,11 +143,11 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str]
         row["runs"] = len(members)
         cells = _cells(members, within)
         row["cells"] = len(cells)
+        picks = _resample(cells)  # one draw for every metric of the group (the same as one per metric)
         for metric in METRICS:
-            values = [m["scores"][metric] for m in members]
-            row[metric] = float(np.mean(values))
-            ci = stratified_bootstrap(values, cells)
-            row[f"{metric}_ci"] = list(ci) if ci is not None else None
+            values = np.asarray([m["scores"][metric] for m in members], dtype=float)
+            row[metric] = float(values.mean())
+            row[f"{metric}_ci"] = list(_interval(values[picks].mean(axis=1))) if picks is not None else None
         rows.append(row)
     return rows
 
