@@ -92,8 +92,9 @@ class ProactivityEnv(gym.Env):
       (one-hot), and its state (active, closed, evidence read, work done and running, allocated,
       follow-up pending, deferred, presented, approval pending/approved/declined/acknowledged,
       executed, refused, assessed — all its evidence read — and, once assessed, whether the
-      records call for anything: the NOOP judgement a reader would make), its urgency and
-      whether its resource is in the user's own use now. Slots are shuffled per seed;
+      records call for anything: the NOOP judgement a reader would make), its urgency (how soon
+      the user needs it: the task's needed-by time, else its deadline) and whether its resource
+      is in the user's own use now. Slots are shuffled per seed;
     * ``resources`` (4 × 5,): per resource: present, in the user's own use now, within two hours,
       the agent's running jobs (share of capacity), capacity;
     * ``rules`` (8 × 9,): the persona's policy as a table per action category: present, the
@@ -325,8 +326,8 @@ class ProactivityEnv(gym.Env):
             self._resources[i, 3] = min(1.0, pool.running(now, world.owner) / pool.capacity)
         tasks = self._tasks
         for t in world.tasks:
-            if t.active and not t.closed:
-                left = (t.spec.deadline - now) / URGENCY_HORIZON
+            if t.active and not t.closed:  # how soon the user needs it (needed_by, else the deadline)
+                left = ((t.spec.needed_by or t.spec.deadline) - now) / URGENCY_HORIZON
                 tasks[t.index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
             tasks[index, _BUSY] = busy[res]

@@ -32,7 +32,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ..sim import RULE_DEPTH, PolicyState
+from ..sim import PolicyState
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, reachable_states
 from .compose import compose_artifact
@@ -366,12 +366,6 @@ class RunScorer:
         # asked, and the user had not answered by the deadline
         return self.policy.rule(task.spec) == "approve" and task.spec.id not in self.policy.answers and task.requested
 
-    def _delivered(self, task: _Task, wanted: Depth) -> bool:
-        """Did the user get the work at the depth they need (PREPARE needs nothing shown)?"""
-        if wanted <= Depth.PREPARE:
-            return True
-        return task.delivered_at is not None
-
     def _work_of(self, task: _Task, wanted: Depth) -> TaskWork:
         """What the user received for the task (all of the agent's work on it where the user got
         what they needed; only what they were shown otherwise), as a judge reads it."""
@@ -494,4 +488,4 @@ def score_log(scenario: Scenario, persona: str, log: list[dict], weights: Weight
     return scorer.breakdown()
 
 
-__all__ = ["COMPONENTS", "RULE_DEPTH", "RunScorer", "TaskScore", "Weights", "score_log", "tr_j_estimate"]
+__all__ = ["COMPONENTS", "RunScorer", "TaskScore", "Weights", "score_log", "tr_j_estimate"]
