@@ -729,9 +729,65 @@ def _mcp(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- play
+def _add_play(sub) -> None:
+    p = sub.add_parser("play", help="play the text face yourself, some tool calls at a time",
+                       description="Play one episode of the text face by hand (or from a script): reads tool calls "
+                                   "from standard input, one JSON object per line ({\"tool\": ..., \"arguments\": "
+                                   "{...}}), carries them out in order and prints each result. The session file "
+                                   "keeps the calls so far; the next `play` with it replays them (episodes are "
+                                   "deterministic) and goes on. A new session prints the briefing; the end of the "
+                                   "episode prints the scores and saves the trajectory next to the session file.")
+    p.add_argument("--session", required=True, metavar="FILE", help="the session file (created if absent)")
+    p.add_argument("--scenario", default="monitor", help="a shipped name, a scenario file or a gym id")
+    p.add_argument("--persona", choices=PERSONAS, help="default: the id's persona, else operator")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed")
+    p.add_argument("--tools", action="store_true", help="print the tool schemas (OpenAI format) and exit")
+    p.set_defaults(func=_play)
+
+
+def _play(args) -> int:
+    from .envs.text import ProactivityTextEnv
+    from .scoring import write_json_atomic
+
+    scenario, persona = _scenario_and_persona(args)
+    env = ProactivityTextEnv(scenario, persona)
+    if args.tools:
+        print(json.dumps(env.tools(), indent=1, ensure_ascii=False))
+        return 0
+    path = Path(args.session)
+    setup = {"scenario": scenario, "persona": persona, "seed": args.seed}
+    session = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {**setup, "calls": []}
+    if {k: session.get(k) for k in setup} != setup:
+        raise UsageError(f"{path}: a session of {', '.join(f'{k}={session.get(k)}' for k in setup)}; "
+                         f"expected {', '.join(f'{k}={v}' for k, v in setup.items())}")
+    obs, info = env.reset(seed=args.seed)
+    done = False
+    for call in session["calls"]:
+        obs, _, terminated, truncated, info = env.step(call)
+        done = terminated or truncated
+    if not session["calls"]:
+        print(obs)
+    for line in sys.stdin:
+        if done or not line.strip():
+            continue
+        session["calls"].append(line.strip())
+        obs, _, terminated, truncated, info = env.step(line.strip())
+        done = terminated or truncated
+        print(f"> {line.strip()}\n{obs}\n")
+    write_json_atomic(path, session)
+    if done:
+        trajectory = env.trajectory(agent="player")
+        saved = path.with_suffix(".trajectory.json")
+        write_json_atomic(saved, trajectory)
+        print(json.dumps({k: round(v, 4) for k, v in info["scores"].items() if isinstance(v, float)}))
+        print(f"trajectory: {saved}")
+    return 0
+
+
 # ---------------------------------------------------------------------------------- main
 SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_dataset,
-               _add_report, _add_show, _add_mcp)
+               _add_report, _add_show, _add_mcp, _add_play)
 
 
 def build_parser() -> Parser:

@@ -134,6 +134,32 @@ def _json_type(value: Any) -> str:
                 type(value).__name__)
 
 
+HOW_IT_WORKS = """\
+How this world works:
+- Time moves only when you call wait, or by itself after {limit} calls at one moment. It then jumps to the next \
+moment that needs you (a message or notification, a follow-up you set, work you launched finishing, the user's \
+reply, the daily review); each one says why you woke.
+- Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
+concerns it (list_matters lists them). For something you take up on your own (a problem you spot in the \
+records), leave 'about' out: the call is linked by its words, and the result tells you the new matter's id. \
+A note or message that concerns nothing open yet counts for its matter once that comes up.
+- Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
+marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
+domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \
+as the policy says: deeper oversteps, shallower leaves the job to the user. A message reporting an action you \
+already carried out is not a suggestion. Noticing that nothing needs doing, and doing nothing, is sometimes right.
+- Approval: ask with request_approval about one matter, listing the exact actions (tool and arguments); carry \
+them out once the user approves that request. Execute unasked only where the policy says "just do it".
+- Work: a note on a matter is work on it; each note launches one unit of its work, which runs for a while \
+(on the matter's compute, if it needs some) and tells you when it finishes, with how many units are done of \
+how many. The user judges what your notes and messages say, in your own words: pasting records is not work.
+- Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
+matter that competes with it for their time or their compute until it is over: postpone it with defer_task \
+(a concrete time after, before its deadline, when the compute is free) or reserve compute for it with \
+allocate_resource. Work on shared compute while the user is using it slows them down.
+- Results the user needs by a time they mention count half if they come later. Reading records no matter \
+needs costs a little (privacy)."""
+
 _RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
                "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
 
@@ -294,7 +320,8 @@ class ProactivityTextEnv(gym.Env):
                 f"{s.user.name}'s policy for you: {persona.policy}\n"
                 f"The same policy per kind of matter: {rules}.\n"
                 f"{s.user.name} sleeps {sleep}. Shared compute: {resources}.\n"
-                f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).")
+                f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).\n"
+                + HOW_IT_WORKS.format(limit=MAX_ACTIONS_PER_POINT))
 
     def _news(self) -> str:
         """What is new since the last observation: messages and notifications (each says why the

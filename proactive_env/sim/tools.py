@@ -17,13 +17,16 @@ from typing import Any
 from ..spec import Scenario
 from ..spec.meaning import normalise, same_value
 from ..spec.timeline import format_at, parse_at
-from .world import TaskState, World
+from .world import Matter, TaskState, World, headline
 
 _STR = {"type": "string"}
 _ABOUT = {"about": {**_STR, "description": "optional: the id of the open matter this concerns"}}
 GENERIC_TOOLS: dict[str, dict[str, Any]] = {
     "list_records": {"description": "List the records you can see (id, kind, title).",
                      "properties": {"kind": {**_STR, "description": "only records of this kind"}}, "required": []},
+    "list_matters": {"description": "List the matters so far: every message and notification you were shown, and "
+                                    "the matters you took up yourself, each with the id to name in 'about'.",
+                     "properties": {}, "required": []},
     "read_record": {"description": "Read one record in full (its current version).",
                     "properties": {"record_id": _STR, **_ABOUT}, "required": ["record_id"]},
     "write_note": {"description": "Write a private working note: your work on a matter (the user does not see it). "
@@ -55,9 +58,11 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
     "wait": {"description": "Take no further action now; wait for the next event.", "properties": {},
              "required": []},
 }
-GENERIC_DEPTH = {"list_records": "prepare", "read_record": "prepare", "write_note": "prepare",
+GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_record": "prepare", "write_note": "prepare",
                  "message_user": "suggest", "request_approval": "suggest", "schedule_followup": "prepare",
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
+
+_DEPTH_TAG = {'list_records': '[depth: prepare; read]', 'list_matters': '[depth: prepare; read]', 'read_record': '[depth: prepare; read]', 'write_note': '[depth: prepare; private work]', 'message_user': '[depth: suggest]', 'request_approval': '[depth: suggest]', 'schedule_followup': '[depth: prepare]', 'defer_task': '[depth: prepare]', 'allocate_resource': '[depth: prepare; runs the work on the compute]', 'wait': ''}
 
 
 class ToolError(ValueError):
@@ -66,7 +71,7 @@ class ToolError(ValueError):
 
 def tool_schemas(scenario: Scenario) -> list[dict]:
     """Every tool of the scenario's text face in the OpenAI function-calling format."""
-    out = [_function(name, spec["description"], spec["properties"], spec["required"])
+    out = [_function(name, f"{spec['description']} {_DEPTH_TAG[name]}".strip(), spec["properties"], spec["required"])
            for name, spec in GENERIC_TOOLS.items()]
     for tool in scenario.tools:
         if tool.name in GENERIC_TOOLS:
@@ -111,6 +116,12 @@ def _needles(task) -> list[str]:
     return words + facts + codes
 
 
+def _mentions(task, text: str) -> int:
+    """How many of the task's title words, reference facts and codes the text mentions."""
+    lowered = normalise(text)
+    return sum(1 for n in _needles(task) if normalise(n) in lowered)
+
+
 def args_problem(expected: dict, given: dict, free_text: list[str]) -> str | None:
     """Why a call's arguments would not do what the action needs (None: they would): every
     argument of the intended action must be given, and, unless it is free text, equal in value."""
@@ -135,6 +146,8 @@ class TextTools:
 
     def __init__(self, world: World):
         self.world = world
+        self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
+        world.on_activate.append(self._claim_earlier_work)
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -144,33 +157,86 @@ class TextTools:
                   about: Any = None) -> TaskState | None:
         """The one open task a call concerns, or None.
 
-        ``about`` names it (an open task's id). Otherwise an execute tool goes to the open task
-        whose action uses it and is not done (best argument match); anything else to the open
-        task whose title words, reference facts and codes the text mentions most. Ties go to the
-        earliest deadline, then the scenario's order.
+        ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
+        it concerns several — to the best match among them (below). Without ``about``, an execute
+        tool goes to the open task whose action uses it and is not done (best argument match);
+        anything else to the open task whose title words, reference facts and codes the text
+        mentions most. Ties go to the earliest deadline, then the scenario's order. A task found
+        this way that no matter concerns yet becomes a matter of the agent's own, titled with its
+        words, so it can name it from then on.
         """
+        matter = self.matter(about)
         open_tasks = self.open_tasks()
-        if about is not None:
-            return next((t for t in open_tasks if t.spec.id == str(about)), None)
+        if matter is not None:
+            mine = [t for t in open_tasks if t.index in matter.tasks]
+            if len(mine) <= 1:
+                return mine[0] if mine else None
+            return self._best(mine, text, tool, args) or min(mine, key=lambda t: (t.spec.deadline, t.index))
+        task = self._best(open_tasks, text, tool, args)
+        if task is not None and self.world.matter_of(task) is None:
+            words = text or f"{tool} {json.dumps(args or {}, ensure_ascii=False)}"
+            self.world.raise_matter(headline(words), [task.index], own=True)
+        return task
+
+    def _best(self, tasks: list[TaskState], text: str, tool: str | None, args: dict | None) -> TaskState | None:
         w = self.world
         if tool is not None and tool in w.tools and w.tools[tool].depth == "execute":
-            candidates = [t for t in open_tasks if t.spec.action and t.spec.action.tool == tool and not t.executed]
+            candidates = [t for t in tasks if t.spec.action and t.spec.action.tool == tool and not t.executed]
             scored = [(-len((args_problem(t.spec.action.args, args or {}, t.spec.action.free_text) or "").split(",")),
                        t) for t in candidates]
         else:
-            lowered = normalise(text)
-            scored = [(sum(1 for n in _needles(t.spec) if normalise(n) in lowered), t) for t in open_tasks]
-            scored = [(s, t) for s, t in scored if s > 0]
+            scored = [(s, t) for t in tasks if (s := _mentions(t.spec, text)) > 0]
         if not scored:
             return None
         return max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
 
+    def matter(self, about: Any) -> Matter | None:
+        """The matter ``about`` names (None if not given); an unknown id is the agent's error.
+        Privileged agents (the oracle, the adversaries) may name a task by its own id, which no
+        observation shows."""
+        if about is None or (isinstance(about, str) and not about.strip()):
+            return None
+        key = str(about).strip()
+        matter = self.world.matters.get(key)
+        if matter is None and key in self.world.by_id:
+            task = self.world.by_id[key]
+            shown = self.world.matter_of(task)
+            return Matter(shown.id if shown else key, task.spec.title, self.world.now, [task.index], own=True)
+        if matter is None:
+            raise ToolError(f"about: no matter {key[:40]!r}; list_matters shows their ids (m1, m2, ...)")
+        return matter
+
+    def _linked(self, task: TaskState | None, about: Any) -> str:
+        """Which matter a call went to, as the result says it."""
+        matter = self.matter(about) or (self.world.matter_of(task) if task is not None else None)
+        return f" under {matter.id}" if matter is not None else " (not linked to any matter: name one with about)"
+
+    def _claim_earlier_work(self, task: TaskState) -> None:
+        """Notes and messages written before ``task`` activated, linked to no matter, that
+        mention it: they count for it now (each goes to one task)."""
+        w = self.world
+        for item in list(self.earlier):
+            if _mentions(task.spec, item["text"]) == 0:
+                continue
+            self.earlier.remove(item)
+            if item["kind"] == "note":
+                w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
+                w.start(task) if not task.started else w.work_unit(task)
+            else:
+                w.present(task, item["text"], request=False)
+            w.dirty.add(task.index)
+
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
-        """A read credits the named matter, else the open task that needs the record and has not read it."""
-        if about is not None:
-            return self.attribute(about=about)
-        needing = [t for t in self.open_tasks() if record_id in t.spec.evidence and record_id not in t.read]
-        return min(needing, key=lambda t: (t.spec.deadline, t.index), default=None)
+        """A read credits the named matter's open task that needs the record (else its first
+        open task); without ``about``, the open task that needs the record and has not read it."""
+        matter = self.matter(about)
+        tasks = self.open_tasks()
+        if matter is not None:
+            tasks = [t for t in tasks if t.index in matter.tasks]
+            needing = [t for t in tasks if record_id in t.spec.evidence] or tasks
+        else:
+            needing = [t for t in tasks if record_id in t.spec.evidence and record_id not in t.read]
+        return min(needing, key=lambda t: (record_id in t.read, t.spec.deadline, t.index), default=None)
 
     # ------------------------------------------------------------------ dispatch
     def call(self, name: str, args: dict) -> str:
@@ -227,30 +293,41 @@ class TextTools:
             w.read(view.id, self._evidence_task(view.id, args.get("about")))
         return "\n\n".join(f"{v.id}: {v.render()}" for v in hits) or "No matching records."
 
+    def _tool_list_matters(self, args: dict) -> str:
+        w = self.world
+        rows = [f"{m.id} ({w.clock_text(m.raised)}{', yours' if m.own else ''}): {m.title}" for m in w.matters.values()]
+        return "\n".join(rows) or "No matters yet."
+
     def _tool_write_note(self, args: dict) -> str:
         text = _required(args, "text")
         w = self.world
-        task = self.attribute(text, about=args.get("about"))
+        about = args.get("about")
+        task = self.attribute(text, about=about)
         w._record("note", task=task.spec.id if task else None, text=text)
-        if task is None:
-            return "Noted (not linked to any open matter)."
-        if not task.started:
-            w.start(task)
-        else:
-            w.work_unit(task)
-        w.dirty.add(task.index)
-        return "Noted."
+        if task is not None:
+            if not task.started:
+                w.start(task)
+            else:
+                w.work_unit(task)
+            w.dirty.add(task.index)
+        elif self.matter(about) is None:
+            self.earlier.append({"kind": "note", "text": text, "t": w.now})
+        return f"Noted{self._linked(task, about)}."
 
     # ------------------------------------------------------------------ to the user
     def _tool_message_user(self, args: dict) -> str:
         text = _required(args, "text")
         w = self.world
-        task = self.attribute(text, about=args.get("about"))
+        about = args.get("about")
+        task = self.attribute(text, about=about)
         if task is None:
             w._record("message", text=text)
+            if self.matter(about) is None:
+                self.earlier.append({"kind": "message", "text": text, "t": w.now})
         else:
             w.present(task, text, request=False)
-        return "Delivered." if w.schedule.available(w.now) else "Queued: the user is not available now."
+        delivered = "Delivered" if w.schedule.available(w.now) else "Queued (the user is not available now)"
+        return f"{delivered}{self._linked(task, about)}."
 
     def _tool_request_approval(self, args: dict) -> str:
         message = _required(args, "message")
@@ -269,8 +346,8 @@ class TextTools:
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
-            return "Request queued: the user will decide when available."
-        return w.inbox[-1]
+            return f"Request{self._linked(task, about)} queued: the user will decide when available."
+        return f"(Request{self._linked(task, about)}) {w.inbox[-1]}"
 
     # ------------------------------------------------------------------ changing the world
     def _execute(self, name: str, args: dict) -> str:
@@ -290,7 +367,7 @@ class TextTools:
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")
         if reason is not None:
             raise ToolError(f"{name}: refused — {reason}")
-        return f"Done: {name}."
+        return f"Done: {name}{self._linked(task, about)}."
 
     # ------------------------------------------------------------------ time
     def _tool_schedule_followup(self, args: dict) -> str:
@@ -306,25 +383,31 @@ class TextTools:
     def _tool_defer_task(self, args: dict) -> str:
         what, plan = _required(args, "what"), _required(args, "plan")
         w = self.world
-        task = self.attribute(what + " " + plan, about=args.get("about"))
         until = parse_when(w.scenario, _required(args, "until")) if args.get("until") is not None else None
         if until is not None and not w.now < until < w.scenario.end_minute:
             raise ToolError(f"defer_task: expected 'until' after now ({format_at(w.now)}) and before the run ends")
+        about = args.get("about")
+        task = self.attribute(what + " " + plan, about=about)
         if task is None:
             w._record("defer", task=None, until=until, plan=plan)
-            return "Deferred (not linked to any open matter)."
-        w.defer(task, until, plan)
-        w.dirty.add(task.index)
-        return f"Deferred to {format_at(until)}." if until is not None else "Deferred without a time."
+        else:
+            w.defer(task, until, plan)
+            w.dirty.add(task.index)
+        when = f" to {format_at(until)}" if until is not None else " without a time"
+        return f"Deferred{self._linked(task, about)}{when}."
 
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")
         w = self.world
         start = parse_when(w.scenario, _required(args, "start"))
-        task = self.attribute(what, about=args.get("about"))
+        if resource not in w.resources:
+            raise ToolError(f"allocate_resource: no resource {resource!r}; the briefing lists them")
+        about = args.get("about")
+        task = self.attribute(what, about=about)
         if task is None or task.spec.work.resource != resource:
             w._record("allocate_failed", task=task.spec.id if task else None, resource=resource)
-            raise ToolError(f"allocate_resource: no open work needs {resource!r} — say what the work is")
+            raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource}; "
+                            "name the matter whose work it is with about")
         duration = w.remaining_minutes(task)
         if task.units_done >= task.spec.work.units or task.running:
             raise ToolError("allocate_resource: that work is already done or running")
@@ -333,7 +416,7 @@ class TextTools:
             raise ToolError(f"allocate_resource: {resource} is not free for {duration} minutes from {format_at(start)} "
                             f"before the deadline")
         w.allocate(task, start)
-        return f"Reserved {resource} {format_at(start)}–{format_at(start + duration)}."
+        return f"Reserved {resource} {format_at(start)}–{format_at(start + duration)}{self._linked(task, about)}."
 
 
 def _what(message: str) -> str:

@@ -68,6 +68,19 @@ class TaskState:
 
 
 @dataclass(slots=True)
+class Matter:
+    """Something the agent was told about (a message or notification it saw) or took up itself,
+    with an id it can name in its calls (``about``). Every event the agent sees raises one,
+    whether or not a task hangs on it, so the list reveals nothing the agent has not seen."""
+
+    id: str
+    title: str  # in the user's (or the agent's own) words
+    raised: int
+    tasks: list[int] = field(default_factory=list)  # the tasks it concerns (hidden from the agent)
+    own: bool = False  # taken up by the agent, not raised by an event
+
+
+@dataclass(slots=True)
 class FeedbackEvent:
     """What the user said back, as the structured face sees it."""
 
@@ -95,6 +108,8 @@ class World:
     done: bool = False
     grace: bool = False
     dirty: set[int] = field(default_factory=set)
+    matters: dict[str, Matter] = field(default_factory=dict)
+    on_activate: list = field(default_factory=list)  # callbacks(task) when a task activates (the text face's)
 
     def __post_init__(self) -> None:
         s = self.scenario
@@ -243,8 +258,9 @@ class World:
         for rid in ev.reveals:
             if self.store.show(rid):
                 self._record("record", id=rid, version=self.store.version[rid])
-        self._say(f"{ev.kind.replace('_', ' ')}: {ev.text}")
-        self._record("event", id=ev.id, kind=ev.kind)
+        matter = self.raise_matter(headline(ev.text), self._tasks_raised_by(ev))
+        self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {ev.text}")
+        self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
         change = ev.policy_change
         if change and self.persona in change.personas:
             self._change_policy(change.rules, "feedback")
@@ -252,6 +268,29 @@ class World:
             if task.spec.trigger.type == "event" and task.spec.trigger.event == ev.id:
                 self.trigger_task(task)
         return True
+
+    def _tasks_raised_by(self, ev) -> list[int]:
+        """The tasks an event raises: those it triggers, and the user's requests it voices (a
+        ``user`` trigger at the minute the user speaks)."""
+        voiced = ev.kind in ("user_message", "feedback")
+        return [t.index for t in self.tasks
+                if (t.spec.trigger.type == "event" and t.spec.trigger.event == ev.id)
+                or (voiced and t.spec.trigger.type == "user" and t.trigger == self.now)]
+
+    def raise_matter(self, title: str, tasks: list[int], own: bool = False) -> Matter:
+        matter = Matter(f"m{len(self.matters) + 1}", title, self.now, list(tasks), own)
+        self.matters[matter.id] = matter
+        if own:
+            self._record("matter", id=matter.id, title=title, tasks=[self.tasks[i].spec.id for i in tasks])
+        return matter
+
+    def matter_of(self, task: TaskState) -> Matter | None:
+        """The (first) matter that concerns the task, if any."""
+        return next((m for m in self.matters.values() if task.index in m.tasks), None)
+
+    def _name(self, task: TaskState, otherwise: str) -> str:
+        matter = self.matter_of(task)
+        return f"{matter.id}" if matter is not None else otherwise
 
     def _change_policy(self, rules: dict[str, str], reason: str) -> None:
         changed = {c: r for c, r in rules.items() if self.policy.rules.get(c) != r}
@@ -276,6 +315,8 @@ class World:
         self._record("task_active", task=task.spec.id)
         if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
             self._say("Review point: a moment to look over open matters and what has changed.")
+        for callback in self.on_activate:
+            callback(task)
         return True
 
     def _bring_forward(self) -> None:
@@ -296,7 +337,7 @@ class World:
             return False
         task.followup = None
         self.dirty.add(task.index)
-        self._say("Follow-up you scheduled on a deferred matter.")
+        self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
         self._record("followup", task=task.spec.id)
         self._bring_forward()
         return True
@@ -478,7 +519,7 @@ class World:
         if task.units_done == task.spec.work.units:
             self._reach(task, "done")
         self.dirty.add(task.index)
-        self._say(f"Work finished ({task.units_done}/{task.spec.work.units}) on a matter you started.")
+        self._say(f"Work finished ({task.units_done}/{task.spec.work.units} units) on {self._name(task, 'a matter you started')}.")
         self._record("work_done", task=task.spec.id, units_done=task.units_done)
         return True
 
@@ -607,6 +648,14 @@ class World:
         if delegated:
             self._say(f"{self.scenario.user.name}: {self.replies.revoked}")
             self._change_policy(dict.fromkeys(sorted(delegated), "approve"), "revocation")
+
+
+def headline(text: str, limit: int = 100) -> str:
+    """The start of a message, cut at a word, as a matter's title."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + " ..."
 
 
 @functools.lru_cache(maxsize=1 << 12)
