@@ -32,11 +32,11 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
     "write_note": {"description": "Write a private working note: your work on a matter (the user does not see it). "
                                   "Each note on a matter launches a unit of its work, which finishes later.",
                    "properties": {"text": _STR, **_ABOUT}, "required": ["text"]},
-    "message_user": {"description": "Send the user a message: a result or a suggestion for review (depth: suggest). "
+    "message_user": {"description": "Send the user a message: a result or a suggestion for review. "
                                     "A report of an action you already executed is not a suggestion.",
                      "properties": {"text": _STR, **_ABOUT}, "required": ["text"]},
     "request_approval": {
-        "description": "Ask the user to approve actions before you take them (depth: suggest). One matter per "
+        "description": "Ask the user to approve actions before you take them. One matter per "
                        "request; list every action explicitly.",
         "properties": {"message": _STR, "actions": {
             "type": "array", "description": "the actions, each {\"tool\": name, \"args\": {...}}",
