@@ -1,14 +1,15 @@
 """Baseline agents: scripted (random, noop, always-suggest, always-execute, policy-follower) and
-the privileged oracle."""
+the privileged oracle, on the structured face and (``text-`` names) on the text face."""
 
 from . import adversaries
 from .base import Agent, action_index
 from .oracle import OracleAgent, TextOracleAgent
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
+from .text_scripted import TEXT_BASELINES, TextScriptedAgent
 
 SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, AlwaysSuggestAgent,
                                        AlwaysExecuteAgent, PolicyFollowerAgent)}
-TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent}
+TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent, **TEXT_BASELINES}
 ADVERSARIES = {cls.name: cls for cls in adversaries.STRUCTURED + adversaries.TEXT}
 
 
@@ -56,4 +57,4 @@ def _llm_agent(model: str, options: dict) -> Agent:
 
 
 __all__ = ["ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
-           "PolicyFollowerAgent", "RandomAgent", "action_index", "make_agent"]
+           "PolicyFollowerAgent", "RandomAgent", "TextScriptedAgent", "action_index", "make_agent"]

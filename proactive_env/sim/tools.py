@@ -198,10 +198,10 @@ class TextTools:
             return None
         key = str(about).strip()
         matter = self.world.matters.get(key)
-        if matter is None and key in self.world.by_id:
+        if matter is None and key in self.world.by_id:  # only to that task, under the id the agent sees
             task = self.world.by_id[key]
-            shown = self.world.matter_of(task)
-            return Matter(shown.id if shown else key, task.spec.title, self.world.now, [task.index], own=True)
+            shown = self.world.matter_of(task) or self.world.raise_matter("(a matter you took up)", [task.index], own=True)
+            return Matter(shown.id, shown.title, shown.raised, [task.index], own=shown.own)
         if matter is None:
             raise ToolError(f"about: no matter {key[:40]!r}; list_matters shows their ids (m1, m2, ...)")
         return matter
@@ -219,6 +219,8 @@ class TextTools:
             if _mentions(task.spec, item["text"]) == 0:
                 continue
             self.earlier.remove(item)
+            matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
+            w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} now counts for {matter.id}.")
             if item["kind"] == "note":
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
                 w.start(task) if not task.started else w.work_unit(task)

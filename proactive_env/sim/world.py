@@ -494,6 +494,7 @@ class World:
         end = start + minutes
         sleep = self.schedule.sleep.contains(start) and self.schedule.sleep.contains(end - 1)
         task.running, task.allocated = True, allocated
+        self.dirty.add(task.index)
         task.sleep_work = task.sleep_work or sleep
         self._pending_units[task.index] = units
         self._queue.push(end, Q.WORK_DONE, task.index)
@@ -572,6 +573,7 @@ class World:
         self.observed.add(record_id)
         if task is not None:
             task.read.add(record_id)
+            self.dirty.add(task.index)
         self._record("read", record=record_id, task=task.spec.id if task else None,
                      version=self.store.version.get(record_id, 0))
 
@@ -587,6 +589,7 @@ class World:
     def defer(self, task: TaskState, until: int | None, plan: str = "") -> None:
         """An explicit postponement, with a follow-up at ``until`` (None: no time given)."""
         task.deferred = True
+        self.dirty.add(task.index)
         self._reach(task, "deferred")
         if until is not None:
             task.followup = until
@@ -605,6 +608,7 @@ class World:
         """Show the user the task's work (``text``; None: the structured face's composed work);
         with ``request``, ask approval for the listed actions (default: the task's own)."""
         report = task.executed  # a report of an action already taken is not a suggestion
+        self.dirty.add(task.index)
         request = request and not report
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
@@ -625,6 +629,7 @@ class World:
         and unlocks nothing.
         """
         spec = task.spec
+        self.dirty.add(task.index)
         authorised = self.policy.authorised(spec)
         self._intervene(task, Depth.EXECUTE)
         reason = None if authorised else "unauthorised"

@@ -38,6 +38,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\s+(\d{1,2})\b(?!:)", r"\2 \1", t)
     for pattern, repl in _CURRENCY:
         t = re.sub(pattern, repl, t)
+    t = re.sub(r"\b(gbp|usd|eur)(?=\d)", r"\1 ", t)  # "gbp160" → "gbp 160"
     t = re.sub(r"(?<!gbp )(?<!usd )(?<!eur )(?<![\d.])(\d+(?:\.\d+)?)\s*(gbp|usd|eur)\b(?!\s*\d)", r"\2 \1", t)  # "160 gbp" → "gbp 160"
     t = re.sub(r"\b(\d+)\.0+\b", r"\1", t)  # 160.00 → 160
     t = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", _clock, t)

@@ -1,0 +1,197 @@
+"""The text face is fair to a player who sees only what an LLM agent sees (issue #10): matters
+it can name, work before a matter comes up counted, facts scored on meaning, no hidden title in
+any reply, and text-face baselines that decide as their structured namesakes."""
+
+import json
+import re
+
+import pytest
+
+from proactive_env.baselines import TextOracleAgent, make_agent
+from proactive_env.envs.text import ProactivityTextEnv
+from proactive_env.evaluate import play
+from proactive_env.scoring.judge import states
+from proactive_env.scoring.trajectory import rescore
+from proactive_env.spec import PERSONAS, load_scenario, shipped_names
+from proactive_env.spec.models import Fact
+
+WAIT = {"tool": "wait", "arguments": {}}
+
+
+def _step(env, tool, **arguments):
+    return env.step(json.dumps({"tool": tool, "arguments": arguments}))[0]
+
+
+def _env(scenario="monitor", persona="planner", seed=0):
+    env = ProactivityTextEnv(scenario, persona)
+    env.reset(seed=seed)
+    return env
+
+
+# ------------------------------------------------------------------ matters
+def test_every_message_carries_a_matter_id_that_list_matters_lists():
+    env = _env()
+    obs = _step(env, "wait")
+    ids = re.findall(r"\[(m\d+)\]", obs)
+    assert ids == ["m1"]
+    listed = _step(env, "list_matters")
+    assert listed.startswith("m1 (D1 (Mon 2 Mar) 09:10): Jordan: morning!")
+
+
+def test_about_names_a_matter_and_an_unknown_one_is_an_error():
+    env = _env()
+    _step(env, "wait")
+    assert _step(env, "write_note", text="Comparing 27-inch monitors", about="m1").startswith("Noted under m1.")
+    assert env.world.by_id["t01_setup"].started
+    assert _step(env, "write_note", text="x", about="m9").startswith("Error: about: no matter 'm9'")
+
+
+def test_hidden_task_ids_never_appear_in_what_the_agent_sees():
+    """Privileged agents may name a task by its id; no observation ever shows one."""
+    scenario = load_scenario("monitor")
+    ids = [t.id for t in scenario.tasks]
+    env = ProactivityTextEnv("monitor", "planner")
+    obs, info = env.reset(seed=0)
+    agent = TextOracleAgent()
+    agent.reset(env, 0)
+    seen = [obs]
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(agent.act(obs, info))
+        seen.append(obs)
+    text = "\n".join(seen)
+    assert not [i for i in ids if i in text]
+
+
+def test_a_matter_taken_up_on_the_agents_own_words_gets_an_id():
+    env = _env()
+    _step(env, "wait")
+    for _ in range(3):  # to the review point at which the port check activates
+        if env.world.by_id["t02_port_check"].active:
+            break
+        _step(env, "wait")
+    result = _step(env, "write_note", text="Port check: the Northbook laptop has USB-C with DisplayPort Alt Mode, "
+                                           "no HDMI; the monitor and cable must fit Jordan's desk")
+    own = re.search(r"Noted under (m\d+)\.", result)
+    assert own, result
+    assert env.world.matters[own[1]].own
+    assert _step(env, "list_matters").count(f"{own[1]} (") == 1
+
+
+def test_a_message_before_its_matter_comes_up_counts_once_it_does():
+    """Telling the user about the sale deadline at 09:10 counts for the heads-up task that the
+    review point activates at 17:30 (the lost point of the first blind play-through)."""
+    env = _env()
+    _step(env, "wait")
+    result = _step(env, "message_user", text="Heads-up: that sale ends Tuesday at noon and there were 7 left; "
+                                             "you're in a design review then (free 08:45-09:15).")
+    assert "not linked" in result
+    task = env.world.by_id["t03_sale_alert"]
+    obs = ""
+    while not task.active:
+        obs = _step(env, "wait")
+    assert task.presented
+    assert re.search(r"Your message of D1 \(Mon 2 Mar\) 09:10 now counts for m\d+\.", obs)
+    assert [e["t"] for e in env.world.log if e["type"] == "present" and e.get("task") == task.spec.id] == [17 * 60 + 30]
+
+
+def test_the_briefing_states_the_rules_the_scorer_applies():
+    env = ProactivityTextEnv("monitor", "planner")
+    briefing, _ = env.reset(seed=0)
+    for rule in ("after 24 calls", "'about'", "Depth:", "not a suggestion", "request_approval about one matter",
+                 "competes with it", "defer_task", "allocate_resource", "count half", "privacy", "own words"):
+        assert rule in briefing, rule
+    tags = {t["function"]["name"]: t["function"]["description"] for t in env.tools()}
+    assert all("[depth: " in d for n, d in tags.items() if n != "wait")
+
+
+# ------------------------------------------------------------------ meaning, not spelling
+@pytest.mark.parametrize(("fact", "paraphrase"), [
+    (Fact(text="The budget is £160 all in.", source="r", keywords=["£160"]), "Budget: GBP160 in total."),
+    (Fact(text="The sale ends 10 March.", source="r", keywords=["10 March"]), "The sale ends Tue 10 Mar."),
+    (Fact(text="The runs need 6.5 hours.", source="r", keywords=["6.5 hours"]), "They need ~6.5 h of GPU time."),
+])
+def test_paraphrases_state_the_fact_as_the_original_does(fact, paraphrase):
+    assert states(fact.text, fact)
+    assert states(paraphrase, fact)
+
+
+_PARAPHRASES = [
+    (re.compile(r"£(\d+(?:\.\d+)?)"), r"GBP\1"),
+    (re.compile(r"\b(\d+(?:\.\d+)?) hours\b"), r"~\1 h"),
+    (re.compile(r"\b(\d{1,2}) (January|February|March|April|May|June|July|August|September|October|November|"
+                r"December)\b"), lambda m: f"Tue {m[1]} {m[2][:3]}"),
+]
+
+
+def _paraphrase(text: str) -> str:
+    for pattern, repl in _PARAPHRASES:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def test_the_oracles_work_paraphrased_scores_as_the_original_over_the_suite():
+    """Every note and message of the text oracle rewritten with GBP160 for £160, ~6.5 h for 6.5
+    hours and Tue 10 Mar for 10 March: the re-scored run's TC equals the original's."""
+    changed = 0
+    for scenario in shipped_names():
+        trajectory = play(TextOracleAgent(), scenario, "planner", 0)
+        original = rescore(trajectory)["TC"]
+        for entry in trajectory["log"]:
+            if entry["type"] in ("note", "present", "message") and entry.get("text"):
+                new = _paraphrase(entry["text"])
+                changed += new != entry["text"]
+                entry["text"] = new
+        assert rescore(trajectory)["TC"] == pytest.approx(original), scenario
+    assert changed >= 20  # the rewrite touched the facts that carry these forms
+
+
+# ------------------------------------------------------------------ no hidden title in any reply
+class _NeutralOracle(TextOracleAgent):
+    """The text oracle's decisions, in words that name nothing: what the user says back can only
+    come from the world, so any task title in an observation is a leak."""
+
+    def act(self, obs, info):
+        call = json.loads(super().act(obs, info))
+        args = call["arguments"]
+        for key in ("text", "message", "what", "plan"):
+            if key in args:
+                args[key] = "Here is where this stands."
+        return json.dumps(call)
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_no_observation_quotes_a_hidden_task_title(scenario):
+    base = load_scenario(scenario)
+    visible = " ".join([ev.text for ev in base.events] + [r.title + " " + r.text for r in base.records]).lower()
+    titles = [t.title.lower() for t in base.tasks if t.title.lower() not in visible]
+    for persona in PERSONAS:
+        env = ProactivityTextEnv(scenario, persona)
+        obs, info = env.reset(seed=0)
+        agent = _NeutralOracle()
+        agent.reset(env, 0)
+        seen, done = [obs.lower()], False
+        while not done:
+            obs, _, done, _, info = env.step(agent.act(obs, info))
+            seen.append(obs.lower())
+        text = "\n".join(seen)
+        assert not [t for t in titles if t in text], (scenario, persona)
+
+
+# ------------------------------------------------------------------ text-face baselines
+@pytest.mark.parametrize("name", ["policy-follower", "always-suggest", "always-execute", "noop"])
+@pytest.mark.parametrize(("scenario", "persona"), [("monitor", "planner"), ("experiments", "reviewer"),
+                                                   ("meal_planning", "operator")])
+def test_text_baselines_decide_as_their_structured_namesakes(name, scenario, persona):
+    structured = play(make_agent(name), scenario, persona, 1000)["scores"]
+    text = play(make_agent(f"text-{name}"), scenario, persona, 1000)["scores"]
+    for metric in ("TA", "TR_D"):
+        assert text[metric] == pytest.approx(structured[metric]), metric
+
+
+def test_text_random_is_seeded_and_plays_the_text_face():
+    first = play(make_agent("text-random"), "monitor", "operator", 3)
+    again = play(make_agent("text-random"), "monitor", "operator", 3)
+    assert first["face"] == "text" if "face" in first else True
+    assert first["log"] == again["log"]
+    assert any(e["type"] == "note" for e in first["log"])
