@@ -3,7 +3,7 @@
 The conversation is a system prompt, the env's first observation (the briefing) as the first user
 message, then one assistant tool call per step, each answered by a ``tool`` message carrying the
 next observation. Episodes run for hundreds of steps, so only the latest ``window`` turns are sent
-after the briefing. An answer without a tool call is played as ``wait`` and counted.
+after the briefing; the trajectory keeps the whole conversation (``transcript``). An answer without a tool call is played as ``wait`` and counted.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class OpenAIAgent:
         self._client.usage = Usage()
         self.no_tool_call = 0
         self.extra_tool_calls = 0
+        self.transcript: list[dict] = [{"role": "system", "content": SYSTEM_PROMPT}]  # all of it, for the trajectory
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         self._hear(obs)
@@ -88,7 +89,7 @@ class OpenAIAgent:
         """Saved with the run's trajectory: token accounting and the settings that reproduce it."""
         usage = {**self._client.usage.to_dict(), "no_tool_call": self.no_tool_call,
                  "extra_tool_calls": self.extra_tool_calls}
-        return {"llm_usage": usage, "agent_settings": self.settings()}
+        return {"llm_usage": usage, "agent_settings": self.settings(), "transcript": self.transcript}
 
     def settings(self) -> dict:
         """What a run depends on, fit to store: the endpoint's URL redacted, the key never (only the
@@ -101,12 +102,15 @@ class OpenAIAgent:
     def _hear(self, obs: str) -> None:
         if self._briefing is None:
             self._briefing = {"role": "user", "content": obs}
+            message = self._briefing
         elif self._call_id is not None:
             note = f"(Only the first of your {self._dropped + 1} tool calls was carried out: one per turn.)\n"
-            self._turns[-1].append({"role": "tool", "tool_call_id": self._call_id,
-                                    "content": (note if self._dropped else "") + obs})
+            message = {"role": "tool", "tool_call_id": self._call_id, "content": (note if self._dropped else "") + obs}
+            self._turns[-1].append(message)
         else:
-            self._turns[-1].append({"role": "user", "content": NO_CALL + obs})
+            message = {"role": "user", "content": NO_CALL + obs}
+            self._turns[-1].append(message)
+        self.transcript.append(message)
 
     def _answer(self, message: Any) -> str:
         calls = message.tool_calls or []
@@ -114,6 +118,7 @@ class OpenAIAgent:
             self.no_tool_call += 1
             self._call_id = None
             self._turns.append([{"role": "assistant", "content": message.content or ""}])
+            self.transcript.append(self._turns[-1][0])
             return WAIT
         call, self._dropped = calls[0], len(calls) - 1
         self.extra_tool_calls += self._dropped
@@ -121,6 +126,7 @@ class OpenAIAgent:
         name, arguments = call.function.name or "", call.function.arguments or "{}"
         self._turns.append([{"role": "assistant", "content": message.content, "tool_calls": [
             {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}])
+        self.transcript.append(self._turns[-1][0])
         return json.dumps({"name": name, "arguments": arguments})
 
 

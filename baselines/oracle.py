@@ -130,15 +130,19 @@ class TextOracleAgent(OracleAgent):
         spec, w = t.spec, self.world
         about = {"about": spec.id}
         text = "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
-        if verb in (Verb.START, Verb.CONTINUE):
+        if verb in (Verb.START, Verb.CONTINUE) and (spec.work.resource is None or w.free_window(t) is None):
             return [*self._reads(t), {"tool": "write_note", "arguments": {"text": text, **about}}]
+        starting = verb in (Verb.START, Verb.CONTINUE)  # on the text face compute runs only where reserved
+        if starting:
+            verb = Verb.ALLOCATE
         if verb is Verb.DEFER:
             when = self.defer_until(t)
             until = {"until": format_at(when)} if when is not None else {}
             return [{"tool": "defer_task", "arguments": {"what": spec.title, **until, **about,
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.ALLOCATE:
-            start, _ = w.free_window(t)
+            now_free = starting and w.resource_free(spec.work.resource, w.now, w.now + w.remaining_minutes(t))
+            start = w.now if now_free else w.free_window(t)[0]
             return [*self._reads(t), {"tool": "allocate_resource", "arguments": {
                 "what": spec.title, "resource": spec.work.resource, "start": format_at(start), **about}},
                 {"tool": "write_note", "arguments": {"text": text, **about}}]

@@ -25,6 +25,12 @@ from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyF
 WAIT = {"tool": "wait", "arguments": {}}
 
 
+def _work_text(t: TaskState) -> str:
+    """What the text oracle writes for a task: its title, reference facts and codes."""
+    spec = t.spec
+    return "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
+
+
 class TextScriptedAgent(TextOracleAgent):
     """A structured scripted agent's decisions, as tool calls on the text face."""
 
@@ -56,9 +62,12 @@ class TextScriptedAgent(TextOracleAgent):
             return [{"tool": "defer_task", "arguments": {"what": spec.title, **until, **about,
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.PRESENT and spec.action is not None and not t.executed:  # a request, as the structured present
-            text = "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
             return [*self._reads(t), {"tool": "request_approval", "arguments": {
-                "message": text, "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
+                "message": _work_text(t), "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
+        if verb in (Verb.START, Verb.CONTINUE) and spec.work.resource is not None:  # runs now, as its namesake's
+            return [*self._reads(t), {"tool": "allocate_resource", "arguments": {
+                "what": spec.title, "resource": spec.work.resource, "start": format_at(w.now), **about}},
+                {"tool": "write_note", "arguments": {"text": _work_text(t), **about}}]
         if verb is Verb.ALLOCATE and w.free_window(t) is None:
             return []
         return super()._calls(verb, t)

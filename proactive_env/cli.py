@@ -676,11 +676,26 @@ def _add_show(sub) -> None:
     p.add_argument("trajectory", help="a trajectory file (eval's OUT/trajectories/…, or `run --save`)")
     p.add_argument("--out", help="output path without extension (default: the trajectory's, beside it)")
     p.add_argument("--formats", default="png,html", help="comma-separated from png, svg, html")
+    p.add_argument("--transcript", action="store_true",
+                   help="print the LLM agent's whole conversation (system prompt, briefing, each observation, "
+                        "each tool call with its arguments) instead of drawing")
     p.set_defaults(func=_show)
 
 
 def _show(args) -> int:
-    from .report.episode import write_episode
+    from .report.episode import transcript_text, write_episode
+
+    if args.transcript:
+        from .scoring.trajectory import load_trajectory
+
+        try:
+            trajectory = load_trajectory(Path(args.trajectory))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if not trajectory.get("transcript"):
+            raise UsageError(f"{args.trajectory}: has no transcript (only LLM agents' runs keep one)")
+        print(transcript_text(trajectory["transcript"]))
+        return 0
 
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     if not formats or set(formats) - {"png", "svg", "html"}:
@@ -766,15 +781,16 @@ def _play(args) -> int:
     for call in session["calls"]:
         obs, _, terminated, truncated, info = env.step(call)
         done = terminated or truncated
-    if not session["calls"]:
+    calls = [line.strip() for line in sys.stdin if line.strip()]
+    if not session["calls"] or not calls:  # a new session's briefing, or where the last one stopped
         print(obs)
-    for line in sys.stdin:
-        if done or not line.strip():
-            continue
-        session["calls"].append(line.strip())
-        obs, _, terminated, truncated, info = env.step(line.strip())
+    for call in calls:
+        if done:
+            break
+        session["calls"].append(call)
+        obs, _, terminated, truncated, info = env.step(call)
         done = terminated or truncated
-        print(f"> {line.strip()}\n{obs}\n")
+        print(f"> {call}\n{obs}\n")
     write_json_atomic(path, session)
     if done:
         trajectory = env.trajectory(agent="player")

@@ -99,6 +99,31 @@ def test_aligned_script_scores_like_the_oracle(fresh, persona):
     assert len(fresh.requests[-1]["messages"]) == 2 + 2 * WINDOW
 
 
+def test_the_trajectory_keeps_the_whole_conversation_and_show_prints_it(fresh, tmp_path, capsys):
+    """Every message sent and received, not only the window: system prompt, briefing, each tool
+    call with its arguments and each observation, in order."""
+    from proactive_env import cli
+    from proactive_env.baselines.llm import SYSTEM_PROMPT
+    from proactive_env.scoring import write_json_atomic
+
+    trajectory = play(scripted(fresh, TextOracleAgent()), "monitor", "planner", 0)
+    transcript = trajectory["transcript"]
+    assert transcript[0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert transcript[1]["role"] == "user" and "policy for you" in transcript[1]["content"]
+    calls = [m for m in transcript if m["role"] == "assistant"]
+    assert len(calls) == len(trajectory["actions"]) > 2 * WINDOW  # longer than what any one request carried
+    sent = [json.loads(c["tool_calls"][0]["function"]["arguments"]) for c in calls]
+    assert sent == [a["arguments"] for a in trajectory["actions"]]
+    answers = [m for m in transcript[2:] if m["role"] == "tool"]
+    assert len(answers) == len(calls) - 1 and all(a["content"].rstrip().endswith(".") for a in answers)
+    path = tmp_path / "llm.json"
+    write_json_atomic(path, trajectory)
+    assert cli.main(["show", str(path), "--transcript"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("── system") and printed.count("── assistant") == len(calls)
+    assert "→ read_record {" in printed
+
+
 def test_over_executing_script_loses_trust_depth(fresh):
     trajectory = play(scripted(fresh, OverExecutor()), "monitor", "reviewer", 0)
     assert trajectory["scores"]["TR_D"] < 1.0
@@ -284,7 +309,7 @@ def test_no_text_grants_permission(claiming_server, persona, actions):
     with_action = [t for t in scenario.tasks if t.action is not None]
     for action in actions:
         call = _call(action, with_action)
-        target = tools.attribute(tool=call["tool"], args=call["arguments"]) if action[0] == "execute" else None
+        target = tools._action_task((call["tool"],), call["arguments"], None, "") if action[0] == "execute" else None
         authorised = target is not None and world.policy.authorised(target.spec)  # delegated or approved
         before = [t.executed for t in world.tasks]
         obs, _, terminated, truncated, _ = env.step(json.dumps(call))

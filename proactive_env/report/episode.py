@@ -67,21 +67,40 @@ def describe(entry: dict) -> str:
     return f"{kind} {fields}".strip()
 
 
+def _calls(turn: dict) -> list[tuple[str, str]]:
+    """A turn's tool calls as (name, arguments as indented JSON)."""
+    out = []
+    for call in turn.get("tool_calls") or []:
+        fn = call.get("function", call)
+        args = fn.get("arguments", "")
+        try:
+            args = json.dumps(json.loads(args) if isinstance(args, str) else args, indent=1, ensure_ascii=False)
+        except (TypeError, ValueError):
+            args = str(args)
+        out.append((str(fn.get("name", "?")), args))
+    return out
+
+
+def transcript_text(transcript: list[dict]) -> str:
+    """An LLM agent's conversation, readable in a terminal: one block per message."""
+    blocks = []
+    for turn in transcript:
+        role = str(turn.get("role", "?"))
+        lines = [f"── {role} " + "─" * max(0, 60 - len(role))]
+        if turn.get("content"):
+            lines.append(str(turn["content"]))
+        lines += [f"→ {name} {args}" for name, args in _calls(turn)]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
 def _transcript_html(transcript: list[dict]) -> str:
     parts = []
     for turn in transcript:
         role = str(turn.get("role", "?"))
         body = html.escape(str(turn.get("content") or ""))
-        calls = []
-        for call in turn.get("tool_calls") or []:
-            fn = call.get("function", call)
-            args = fn.get("arguments", "")
-            try:
-                args = json.dumps(json.loads(args) if isinstance(args, str) else args, indent=1, ensure_ascii=False)
-            except (TypeError, ValueError):
-                args = str(args)
-            calls.append(f"<div class='call'>→ <b>{html.escape(str(fn.get('name', '?')))}</b>"
-                         f"<pre>{html.escape(args)}</pre></div>")
+        calls = [f"<div class='call'>→ <b>{html.escape(name)}</b><pre>{html.escape(args)}</pre></div>"
+                 for name, args in _calls(turn)]
         parts.append(f"<div class='turn {html.escape(role)}'><div class='role'>{html.escape(role)}</div>"
                      f"<pre>{body}</pre>{''.join(calls)}</div>")
     return "\n".join(parts)

@@ -30,7 +30,8 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
     "read_record": {"description": "Read one record in full (its current version).",
                     "properties": {"record_id": _STR, **_ABOUT}, "required": ["record_id"]},
     "write_note": {"description": "Write a private working note: your work on a matter (the user does not see it). "
-                                  "Each note on a matter launches a unit of its work, which finishes later.",
+                                  "Each note on a matter launches a unit of its work, which finishes later; work "
+                                  "that needs compute runs only where you reserve it (allocate_resource).",
                    "properties": {"text": _STR, **_ABOUT}, "required": ["text"]},
     "message_user": {"description": "Send the user a message: a result or a suggestion for review. "
                                     "A report of an action you already executed is not a suggestion.",
@@ -50,8 +51,9 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
                                   **_ABOUT},
                    "required": ["what", "plan"]},
     "allocate_resource": {
-        "description": "Reserve compute (a resource id) from a start time to run a piece of work there, "
-                       "e.g. overnight while the user sleeps.",
+        "description": "Reserve compute (a resource id) from a start time to run all the remaining work of a "
+                       "matter there, e.g. overnight while the user sleeps. While the user is using it, your work "
+                       "slows them down.",
         "properties": {"what": _STR, "resource": _STR, "start": {**_STR, "description": "e.g. 'D2 01:00'"},
                        **_ABOUT},
         "required": ["what", "resource", "start"]},
@@ -62,6 +64,7 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
                  "message_user": "suggest", "request_approval": "suggest", "schedule_followup": "prepare",
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
 
+LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
 _DEPTH_TAG = {'list_records': '[depth: prepare; read]', 'list_matters': '[depth: prepare; read]', 'read_record': '[depth: prepare; read]', 'write_note': '[depth: prepare; private work]', 'message_user': '[depth: suggest]', 'request_approval': '[depth: suggest]', 'schedule_followup': '[depth: prepare]', 'defer_task': '[depth: prepare]', 'allocate_resource': '[depth: prepare; runs the work on the compute]', 'wait': ''}
 
 
@@ -153,17 +156,16 @@ class TextTools:
     def open_tasks(self) -> list[TaskState]:
         return [t for t in self.world.tasks if t.active and not t.closed]
 
-    def attribute(self, text: str = "", tool: str | None = None, args: dict | None = None,
-                  about: Any = None) -> TaskState | None:
-        """The one open task a call concerns, or None.
+    def attribute(self, text: str = "", about: Any = None) -> TaskState | None:
+        """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
-        it concerns several — to the best match among them (below). Without ``about``, an execute
-        tool goes to the open task whose action uses it and is not done (best argument match);
-        anything else to the open task whose title words, reference facts and codes the text
-        mentions most. Ties go to the earliest deadline, then the scenario's order. A task found
-        this way that no matter concerns yet becomes a matter of the agent's own, titled with its
-        words, so it can name it from then on.
+        it concerns several — to the best match among them (below). Without ``about``, to the
+        open task whose title words, reference facts and codes the text mentions most (at least
+        ``LINK_BY_WORDS`` of them); ties go to the earliest deadline, then the scenario's order. A task found by its words that no
+        matter concerns yet becomes a matter of the agent's own, titled with its words, so it can
+        name it from then on. (Execute tools and approval requests go by the action they name:
+        ``_action_task``.)
         """
         matter = self.matter(about)
         open_tasks = self.open_tasks()
@@ -171,21 +173,15 @@ class TextTools:
             mine = [t for t in open_tasks if t.index in matter.tasks]
             if len(mine) <= 1:
                 return mine[0] if mine else None
-            return self._best(mine, text, tool, args) or min(mine, key=lambda t: (t.spec.deadline, t.index))
-        task = self._best(open_tasks, text, tool, args)
+            return self._best(mine, text) or min(mine, key=lambda t: (t.spec.deadline, t.index))
+        task = self._best(open_tasks, text, least=LINK_BY_WORDS)
         if task is not None and self.world.matter_of(task) is None:
-            words = text or f"{tool} {json.dumps(args or {}, ensure_ascii=False)}"
-            self.world.raise_matter(headline(words), [task.index], own=True)
+            self.world.raise_matter(headline(text), [task.index], own=True)
         return task
 
-    def _best(self, tasks: list[TaskState], text: str, tool: str | None, args: dict | None) -> TaskState | None:
-        w = self.world
-        if tool is not None and tool in w.tools and w.tools[tool].depth == "execute":
-            candidates = [t for t in tasks if t.spec.action and t.spec.action.tool == tool and not t.executed]
-            scored = [(-len((args_problem(t.spec.action.args, args or {}, t.spec.action.free_text) or "").split(",")),
-                       t) for t in candidates]
-        else:
-            scored = [(s, t) for t in tasks if (s := _mentions(t.spec, text)) > 0]
+    @staticmethod
+    def _best(tasks: list[TaskState], text: str, least: int = 1) -> TaskState | None:
+        scored = [(s, t) for t in tasks if (s := _mentions(t.spec, text)) >= least]
         if not scored:
             return None
         return max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
@@ -216,7 +212,10 @@ class TextTools:
         mention it: they count for it now (each goes to one task)."""
         w = self.world
         for item in list(self.earlier):
-            if _mentions(task.spec, item["text"]) == 0:
+            if item["kind"] == "request":
+                if not (task.spec.action and task.spec.action.tool in item["requested"]):
+                    continue
+            elif _mentions(task.spec, item["text"]) == 0:
                 continue
             self.earlier.remove(item)
             matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
@@ -224,6 +223,8 @@ class TextTools:
             if item["kind"] == "note":
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
                 w.start(task) if not task.started else w.work_unit(task)
+            elif item["kind"] == "request":
+                w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
             else:
                 w.present(task, item["text"], request=False)
             w.dirty.add(task.index)
@@ -306,15 +307,32 @@ class TextTools:
         about = args.get("about")
         task = self.attribute(text, about=about)
         w._record("note", task=task.spec.id if task else None, text=text)
-        if task is not None:
+        if task is None:
+            if self.matter(about) is None:
+                self.earlier.append({"kind": "note", "text": text, "t": w.now})
+            return f"Noted{self._linked(task, about)}."
+        return f"Noted{self._linked(task, about)}.{self._work(task)}"
+
+    def _work(self, task: TaskState) -> str:
+        """A note is work on its matter: launch the next unit (compute work only where reserved)
+        and say what runs."""
+        w, work = self.world, task.spec.work
+        w.dirty.add(task.index)
+        if work.resource is not None:  # compute is never used behind the user's back
             if not task.started:
-                w.start(task)
-            else:
-                w.work_unit(task)
-            w.dirty.add(task.index)
-        elif self.matter(about) is None:
-            self.earlier.append({"kind": "note", "text": text, "t": w.now})
-        return f"Noted{self._linked(task, about)}."
+                w.begin(task)
+            if task.units_done >= work.units or task.running:
+                return ""
+            left = w.remaining_minutes(task)
+            return (f" Its work needs {work.resource} ({left} min): nothing runs until you reserve it "
+                    f"with allocate_resource.")
+        if task.units_done >= work.units:
+            return f" Its work is done ({work.units}/{work.units} units)."
+        if task.running:
+            return f" A unit of its work is already running ({task.units_done}/{work.units} done)."
+        w.start(task) if not task.started else w.work_unit(task)
+        return (f" Work unit {task.units_done + 1} of {work.units} runs until "
+                f"{w.clock_text(w.now + work.minutes)}.")
 
     # ------------------------------------------------------------------ to the user
     def _tool_message_user(self, args: dict) -> str:
@@ -339,27 +357,47 @@ class TextTools:
         requested = tuple(str(a.get("tool")) for a in actions)
         tool_args = next((a.get("args") for a in actions if isinstance(a.get("args"), dict)), {})
         about = args.get("about")
-        task = None if about is not None else next(
-            (t for t in (self.attribute(tool=r, args=tool_args) for r in requested) if t), None)
-        task = task or self.attribute(message, about=about)
         w = self.world
+        task = self._action_task(requested, tool_args, about, message)
+        acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
+        if task is None and acts:  # nothing open acts with these tools yet: it waits for a matter that does
+            w._record("message", text=message, request=list(requested))
+            self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested})
+            return "Request queued: the user will decide when available."
+        task = task or self.attribute(message, about=about)
         if task is None:
             w._record("message", text=message, request=list(requested))
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
             return f"Request{self._linked(task, about)} queued: the user will decide when available."
-        return f"(Request{self._linked(task, about)}) {w.inbox[-1]}"
+        return f"Request{self._linked(task, about)} sent; the answer follows."
+
+    def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str) -> TaskState | None:
+        """The open task whose action is one of ``tools`` and not done: in the named matter if it
+        has one, else any (best argument match). The action named is the more specific statement."""
+        w = self.world
+        matter = self.matter(about)
+        acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
+        mine = [t for t in acting if matter is not None and t.index in matter.tasks]
+        for pool in (mine, acting):
+            best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
+            if best is not None:
+                if w.matter_of(best) is None:
+                    w.raise_matter(headline(words or " ".join(tools)), [best.index], own=True)
+                return best
+        return None
 
     # ------------------------------------------------------------------ changing the world
     def _execute(self, name: str, args: dict) -> str:
         w = self.world
         about = args.get("about")
         call_args = {k: v for k, v in args.items() if k != "about"}
-        task = self.attribute(tool=name, args=call_args, about=about)
-        if task is None or task.spec.action is None or task.spec.action.tool != name:
+        task = self._action_task((name,), call_args, about, f"{name} {json.dumps(call_args, ensure_ascii=False)}")
+        if task is None:
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason="no_matter")
-            raise ToolError(f"{name}: refused — no open matter calls for this action")
+            raise ToolError(f"{name}: refused — no matter open now calls for this action (an action that a "
+                            f"matter needs later can be carried out once it comes up)")
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
@@ -413,12 +451,19 @@ class TextTools:
         duration = w.remaining_minutes(task)
         if task.units_done >= task.spec.work.units or task.running:
             raise ToolError("allocate_resource: that work is already done or running")
-        if start < w.now or start + duration > task.spec.deadline or not w.resource_free(resource, start, start + duration):
+        if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
-            raise ToolError(f"allocate_resource: {resource} is not free for {duration} minutes from {format_at(start)} "
-                            f"before the deadline")
-        w.allocate(task, start)
+            raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
+                            f"{format_at(start)} it would not finish in time (start from now, finish before it is due)")
+        w.allocate(task, start)  # over the user's own use it slows them down, as work does on any face
         return f"Reserved {resource} {format_at(start)}–{format_at(start + duration)}{self._linked(task, about)}."
+
+
+def _mismatch(task: TaskState, args: dict) -> int:
+    """How many of the task's action arguments ``args`` misses or gets wrong."""
+    action = task.spec.action
+    problem = args_problem(action.args, args or {}, action.free_text)
+    return 0 if problem is None else len(problem.split(","))
 
 
 def _what(message: str) -> str:

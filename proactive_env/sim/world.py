@@ -333,9 +333,12 @@ class World:
         self._record("followup_set", at=minute, note=note)
 
     def _on_followup(self, task: TaskState) -> bool:
-        if task.closed or task.followup != self.now:
+        if task.followup != self.now:
             return False
         task.followup = None
+        if task.closed:  # the agent asked to be woken: it is, though there is nothing left to do on it
+            self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
+            return True
         self.dirty.add(task.index)
         self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
         self._record("followup", task=task.spec.id)
@@ -417,7 +420,12 @@ class World:
 
     def _on_decide(self, task: TaskState) -> bool:
         requested = self._pending_request.pop(task.index, None)
-        if requested is None or task.closed:
+        if requested is None:
+            return False
+        if task.closed:  # said, not silently dropped: the agent sees it at its next wake-up
+            self._say(f"Your request under {self._name(task, 'an earlier matter')} lapsed: that matter closed "
+                      f"before {self.scenario.user.name} could answer.")
+            self._record("request_lapsed", task=task.spec.id)
             return False
         self._decide(task, requested, _describe(requested))
         return True
@@ -456,7 +464,8 @@ class World:
             style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
             text = reply(template, what, self.rephrase, style, decision.verdict)
             self._record("reply", text=text, reworded=text != base)
-        return f"{user.name}: {text}"
+        status = _STATUS.get(decision.rule, _STATUS[decision.verdict])  # however terse the user's words
+        return f"{user.name}: {text} [your request: {status}]"
 
     # ------------------------------------------------------------------ compute
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:
@@ -578,9 +587,14 @@ class World:
                      version=self.store.version.get(record_id, 0))
 
     def start(self, task: TaskState) -> None:
-        task.started = True
-        self._reach(task, "started")
+        self.begin(task)
         self.work_unit(task)
+
+    def begin(self, task: TaskState) -> None:
+        """The agent has taken the task up (its work may run later)."""
+        task.started = True
+        self.dirty.add(task.index)
+        self._reach(task, "started")
 
     def work_unit(self, task: TaskState) -> None:
         if task.units_done < task.spec.work.units and not task.running:
@@ -653,6 +667,11 @@ class World:
         if delegated:
             self._say(f"{self.scenario.user.name}: {self.replies.revoked}")
             self._change_policy(dict.fromkeys(sorted(delegated), "approve"), "revocation")
+
+
+_STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not approved: they will do it themselves",
+           "nothing": "nothing here to approve", "unrecognised_action": "not understood: name the exact actions",
+           "incomplete_request": "not approved: list every action it involves"}
 
 
 def headline(text: str, limit: int = 100) -> str:
