@@ -91,7 +91,7 @@ def test_a_message_before_its_matter_comes_up_counts_once_it_does():
     while not task.active:
         obs = _step(env, "wait")
     assert task.presented
-    assert re.search(r"Your message of D1 \(Mon 2 Mar\) 09:10 now counts for m\d+\.", obs)
+    assert re.search(r"Your message of D1 \(Mon 2 Mar\) 09:10 \(\"Heads-up: that sale ends .*\"\) now counts for m\d+\.", obs)
     assert [e["t"] for e in env.world.log if e["type"] == "present" and e.get("task") == task.spec.id] == [17 * 60 + 30]
 
 

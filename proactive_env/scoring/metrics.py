@@ -284,7 +284,8 @@ class RunScorer:
                 d.now = True
             elif task.spec.id == d.spec.competing:
                 if start < d.spec.end and end > d.spec.start:
-                    d.competed = True
+                    # private work takes none of the user's time; on a resource it takes the resource
+                    d.competed |= d.spec.shares != "user_time"
                 elif e.get("allocated") and start >= d.spec.end and end < task.spec.deadline:
                     d.later, d.continuation = True, 1.0
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..spec import Scenario
 from ..spec.meaning import normalise, same_value
-from ..spec.timeline import format_at, parse_at
+from ..spec.timeline import parse_at
 from .world import Matter, TaskState, World, headline
 
 _STR = {"type": "string"}
@@ -99,7 +99,7 @@ def _function(name: str, description: str, properties: dict, required: list[str]
 
 def parse_when(scenario: Scenario, text: str) -> int:
     """``"D3 09:00"`` or an ISO date-time in the scenario's calendar → scenario minutes."""
-    text = str(text).strip()
+    text = re.sub(r"\s*\([^)]*\)\s*", " ", str(text)).strip()  # the clock's "D2 (Tue 3 Mar) 13:00" too
     try:
         return parse_at(text)
     except ValueError:
@@ -213,13 +213,14 @@ class TextTools:
         w = self.world
         for item in list(self.earlier):
             if item["kind"] == "request":
-                if not (task.spec.action and task.spec.action.tool in item["requested"]):
+                if not (task.spec.action and task.spec.action.tool in item["requested"]) or not _fits(task, item):
                     continue
-            elif _mentions(task.spec, item["text"]) == 0:
+            elif _mentions(task.spec, item["text"]) < LINK_BY_WORDS:
                 continue
             self.earlier.remove(item)
             matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
-            w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} now counts for {matter.id}.")
+            w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
+                   f"for {matter.id}.")
             if item["kind"] == "note":
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
                 w.start(task) if not task.started else w.work_unit(task)
@@ -346,8 +347,10 @@ class TextTools:
                 self.earlier.append({"kind": "message", "text": text, "t": w.now})
         else:
             w.present(task, text, request=False)
-        delivered = "Delivered" if w.schedule.available(w.now) else "Queued (the user is not available now)"
-        return f"{delivered}{self._linked(task, about)}."
+        if w.schedule.available(w.now):
+            return f"Delivered{self._linked(task, about)}."
+        return (f"Queued{self._linked(task, about)}: {w.scenario.user.name} is not available now and sees it "
+                f"{w.clock_text(w.schedule.next_available(w.now))}.")
 
     def _tool_request_approval(self, args: dict) -> str:
         message = _required(args, "message")
@@ -362,8 +365,10 @@ class TextTools:
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         if task is None and acts:  # nothing open acts with these tools yet: it waits for a matter that does
             w._record("message", text=message, request=list(requested))
-            self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested})
-            return "Request queued: the user will decide when available."
+            self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
+                                 "args": tool_args})
+            return (f"Request kept: no matter open now calls for {', '.join(requested)}; it goes to "
+                    f"{w.scenario.user.name} when one does (you will be told).")
         task = task or self.attribute(message, about=about)
         if task is None:
             w._record("message", text=message, request=list(requested))
@@ -414,18 +419,18 @@ class TextTools:
         w = self.world
         at = parse_when(w.scenario, _required(args, "at"))
         if not w.now < at < w.scenario.end_minute:
-            raise ToolError(f"schedule_followup: expected a time after now ({format_at(w.now)}) "
+            raise ToolError(f"schedule_followup: expected a time after now ({w.clock_text(w.now)}) "
                             f"and before the run ends")
         note = args.get("note")
         w.wake_at(at, str(note) if isinstance(note, str) else "")
-        return f"Follow-up set for {format_at(at)}."
+        return f"Follow-up set for {w.clock_text(at)}."
 
     def _tool_defer_task(self, args: dict) -> str:
         what, plan = _required(args, "what"), _required(args, "plan")
         w = self.world
         until = parse_when(w.scenario, _required(args, "until")) if args.get("until") is not None else None
         if until is not None and not w.now < until < w.scenario.end_minute:
-            raise ToolError(f"defer_task: expected 'until' after now ({format_at(w.now)}) and before the run ends")
+            raise ToolError(f"defer_task: expected 'until' after now ({w.clock_text(w.now)}) and before the run ends")
         about = args.get("about")
         task = self.attribute(what + " " + plan, about=about)
         if task is None:
@@ -433,7 +438,7 @@ class TextTools:
         else:
             w.defer(task, until, plan)
             w.dirty.add(task.index)
-        when = f" to {format_at(until)}" if until is not None else " without a time"
+        when = f" to {w.clock_text(until)}" if until is not None else " without a time"
         return f"Deferred{self._linked(task, about)}{when}."
 
     def _tool_allocate_resource(self, args: dict) -> str:
@@ -454,9 +459,19 @@ class TextTools:
         if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
-                            f"{format_at(start)} it would not finish in time (start from now, finish before it is due)")
+                            f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
         w.allocate(task, start)  # over the user's own use it slows them down, as work does on any face
-        return f"Reserved {resource} {format_at(start)}–{format_at(start + duration)}{self._linked(task, about)}."
+        return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
+
+
+def _fits(task: TaskState, item: dict) -> bool:
+    """Does a kept request fit the task's action: some argument it gives matches, or (none given)
+    its words mention the task?"""
+    expected = task.spec.action.args
+    given = item.get("args") or {}
+    if given and expected:
+        return _mismatch(task, given) < len(expected)
+    return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
 
 
 def _mismatch(task: TaskState, args: dict) -> int:
