@@ -195,3 +195,56 @@ def test_text_random_is_seeded_and_plays_the_text_face():
     assert first["face"] == "text" if "face" in first else True
     assert first["log"] == again["log"]
     assert any(e["type"] == "note" for e in first["log"])
+
+
+# ------------------------------------------------------------------ what the agent already knows
+@pytest.mark.parametrize(("changed", "counts"), [(False, True), (True, False)])
+def test_a_record_read_earlier_counts_for_a_later_task_unless_it_changed(changed, counts):
+    """A careful player does not re-read what it read for another matter; a record that changed
+    since must be read again."""
+    from proactive_env.scoring.metrics import RunScorer
+
+    scenario = load_scenario("monitor")
+    task = next(t for t in scenario.tasks if t.trigger.type == "agent" and t.evidence)
+    record = task.evidence[0]
+    log = [{"t": 0, "type": "run_start", "rules": dict(scenario.personas["planner"].rules), "face": "text"},
+           {"t": 10, "type": "read", "record": record, "task": None, "version": 0}]
+    if changed:
+        log.append({"t": 20, "type": "record", "id": record, "version": 1})
+    log.append({"t": 30, "type": "task_active", "task": task.id})
+    scorer = RunScorer(scenario, "planner")
+    scorer.feed(log)
+    assert (record in scorer._evidence_read(scorer.tasks[task.id])) is counts
+
+
+def test_a_message_on_a_matter_not_yet_worked_on_starts_its_work():
+    env = _env()
+    _step(env, "wait")
+    _step(env, "message_user", text="Looking at 27-inch 1440p monitors and a USB-C cable under £160 now.", about="m1")
+    task = env.world.by_id["t01_setup"]
+    assert task.started and task.presented and task.running
+
+
+def test_a_short_phrase_naming_a_string_argument_matches_it():
+    from proactive_env.sim.tools import args_problem
+
+    assert args_problem({"delivery": "standard"}, {"delivery": "free standard delivery"}, []) is None
+    assert args_problem({"delivery": "standard"}, {"delivery": "non standard"}, []) is not None
+    assert args_problem({"delivery": "standard"}, {"delivery": "express"}, []) is not None
+
+
+def test_an_approval_spent_on_wrong_arguments_can_be_asked_again_without_penalty():
+    """Approved, executed with wrong arguments (refused): asking again is what a careful
+    assistant does, so the user decides afresh and trust does not fall."""
+    from proactive_env.sim import PolicyState
+    from proactive_env.spec import Depth
+
+    scenario = load_scenario("monitor")
+    task = next(t for t in scenario.tasks if t.id == "t10_damage_claim")
+    policy = PolicyState({task.category: "approve"})
+    policy.answer(task.id, "approve")
+    assert policy.aligned(task, Depth.SUGGEST) == (False, False)  # asking again after a yes: under-intervention
+    policy.spend(task.id)
+    assert policy.aligned(task, Depth.SUGGEST) == (True, False)
+    policy.answer(task.id, "decline")
+    assert policy.aligned(task, Depth.SUGGEST) == (True, False)  # after a no the user still reviews it

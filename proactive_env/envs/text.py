@@ -142,7 +142,8 @@ reply, the daily review); each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
 concerns it (list_matters lists them). For something you take up on your own (a problem you spot in the \
 records), leave 'about' out: the call is linked by its words, and the result tells you the new matter's id. \
-A note or message that concerns nothing open yet counts for its matter once that comes up.
+A note or message counts for one matter only, so write one per matter. One that concerns nothing open yet \
+counts for its matter once that comes up.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
 marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
 domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \
@@ -153,13 +154,15 @@ them out once the user approves that request. Execute unasked only where the pol
 request or an action goes to the matter whose work it is (the action it names), and waits for it if that \
 matter has not come up yet.
 - Work: a note on a matter is work on it. Each note launches one unit of its work, which runs for a while \
-and tells you when it finishes, with how many units are done of how many. Work that needs compute runs only \
+and tells you when it finishes, with how many units are done of how many (a message on a matter not yet \
+worked on starts its work too). A result counts fully once all its units are done. Work that needs compute runs only \
 where you reserve it with allocate_resource (the note says so); while the user is using that compute, your \
 work there slows them down. The user judges what your notes and messages say, in your own words: pasting \
 records is not work.
 - Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
 matter that competes with it for their time or their compute until that is over: postpone it with defer_task \
-(a concrete time after, before its deadline; you are woken then) or reserve compute for it after the clash with \
+(a concrete time after, before its deadline; you are woken then; 'what' names what you postpone, and where \
+one message raised several things, say which in 'what': a tie goes to the one due last) or reserve compute for it after the clash with \
 allocate_resource.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""

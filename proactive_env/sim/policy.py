@@ -29,6 +29,11 @@ class PolicyState:
         if verdict in ("approve", "decline"):
             self.answers[task_id] = verdict
 
+    def spend(self, task_id: str) -> None:
+        """An approved action refused for its arguments: the approval is used up (ask again)."""
+        if self.answers.get(task_id) == "approve":
+            del self.answers[task_id]
+
     def rule(self, task: Task) -> str:
         return self.rules[task.category]
 
@@ -51,7 +56,7 @@ class PolicyState:
         """Is an intervention at ``depth`` now what the user wants? Returns (aligned, over).
 
         SUGGEST (a message or approval request) is wanted where the rule is suggest, or approve
-        and not yet answered; where execution is delegated (or already approved) asking is
+        and not approved; where execution is delegated (or already approved) asking is
         under-intervention. EXECUTE is wanted only where authorised; otherwise it is over.
         """
         if task.noop:
@@ -64,6 +69,6 @@ class PolicyState:
             return False, True
         if rule == "suggest":
             return True, False
-        if rule == "approve":
-            return answer is None, False
+        if rule == "approve":  # asking is wanted until approved (after a no, the user still reviews)
+            return answer != "approve", False
         return False, False  # delegated: asking instead of doing is under-intervention

@@ -156,7 +156,7 @@ class TextTools:
     def open_tasks(self) -> list[TaskState]:
         return [t for t in self.world.tasks if t.active and not t.closed]
 
-    def attribute(self, text: str = "", about: Any = None) -> TaskState | None:
+    def attribute(self, text: str = "", about: Any = None, postpone: bool = False) -> TaskState | None:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
@@ -173,18 +173,22 @@ class TextTools:
             mine = [t for t in open_tasks if t.index in matter.tasks]
             if len(mine) <= 1:
                 return mine[0] if mine else None
-            return self._best(mine, text) or min(mine, key=lambda t: (t.spec.deadline, t.index))
+            # several: the best match by words; a tie goes to the most urgent one, or — for a
+            # postponement — to the least urgent (one does not postpone what is due first)
+            best = self._best(mine, text, latest=postpone)
+            return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
         task = self._best(open_tasks, text, least=LINK_BY_WORDS)
         if task is not None and self.world.matter_of(task) is None:
             self.world.raise_matter(headline(text), [task.index], own=True)
         return task
 
     @staticmethod
-    def _best(tasks: list[TaskState], text: str, least: int = 1) -> TaskState | None:
+    def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
         scored = [(s, t) for t in tasks if (s := _mentions(t.spec, text)) >= least]
         if not scored:
             return None
-        return max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
+        sign = 1 if latest else -1
+        return max(scored, key=lambda st: (st[0], sign * st[1].spec.deadline, sign * st[1].index))[1]
 
     def matter(self, about: Any) -> Matter | None:
         """The matter ``about`` names (None if not given); an unknown id is the agent's error.
@@ -208,8 +212,8 @@ class TextTools:
         return f" under {matter.id}" if matter is not None else " (not linked to any matter: name one with about)"
 
     def _claim_earlier_work(self, task: TaskState) -> None:
-        """Notes and messages written before ``task`` activated, linked to no matter, that
-        mention it: they count for it now (each goes to one task)."""
+        """Notes and messages made before ``task`` activated, linked to no matter, that mention it,
+        and requests for its action: they count for it now (each goes to one task)."""
         w = self.world
         for item in list(self.earlier):
             if item["kind"] == "request":
@@ -221,14 +225,21 @@ class TextTools:
             matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
             w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
                    f"for {matter.id}.")
-            if item["kind"] == "note":
-                w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
-                w.start(task) if not task.started else w.work_unit(task)
-            elif item["kind"] == "request":
+            if item["kind"] == "request":
                 w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
+            elif item["kind"] == "note":
+                w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
+                self._work(task)
             else:
+                self._start_with_message(task)
                 w.present(task, item["text"], request=False)
             w.dirty.add(task.index)
+
+    def _start_with_message(self, task: TaskState) -> None:
+        """A message on a matter not yet worked on carries its work: it starts it (compute work
+        still runs only where reserved)."""
+        if not task.started and task.spec.work.resource is None:
+            self.world.start(task)
 
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
         """A read credits the named matter's open task that needs the record (else its first
@@ -308,9 +319,9 @@ class TextTools:
         about = args.get("about")
         task = self.attribute(text, about=about)
         w._record("note", task=task.spec.id if task else None, text=text)
+        if task is None and self.matter(about) is None:
+            self.earlier.append({"kind": "note", "text": text, "t": w.now})
         if task is None:
-            if self.matter(about) is None:
-                self.earlier.append({"kind": "note", "text": text, "t": w.now})
             return f"Noted{self._linked(task, about)}."
         return f"Noted{self._linked(task, about)}.{self._work(task)}"
 
@@ -343,10 +354,11 @@ class TextTools:
         task = self.attribute(text, about=about)
         if task is None:
             w._record("message", text=text)
-            if self.matter(about) is None:
-                self.earlier.append({"kind": "message", "text": text, "t": w.now})
         else:
+            self._start_with_message(task)
             w.present(task, text, request=False)
+        if task is None and self.matter(about) is None:
+            self.earlier.append({"kind": "message", "text": text, "t": w.now})
         if w.schedule.available(w.now):
             return f"Delivered{self._linked(task, about)}."
         return (f"Queued{self._linked(task, about)}: {w.scenario.user.name} is not available now and sees it "
@@ -373,6 +385,7 @@ class TextTools:
         if task is None:
             w._record("message", text=message, request=list(requested))
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
+        self._start_with_message(task)
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
             return f"Request{self._linked(task, about)} queued: the user will decide when available."
@@ -432,7 +445,7 @@ class TextTools:
         if until is not None and not w.now < until < w.scenario.end_minute:
             raise ToolError(f"defer_task: expected 'until' after now ({w.clock_text(w.now)}) and before the run ends")
         about = args.get("about")
-        task = self.attribute(what + " " + plan, about=about)
+        task = self.attribute(what, about=about, postpone=True)  # what is postponed, not the plan's reasons
         if task is None:
             w._record("defer", task=None, until=until, plan=plan)
         else:

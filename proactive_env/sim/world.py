@@ -654,7 +654,9 @@ class World:
             self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
             self._revoke(spec.action.tool)
             return reason
-        if reason is not None:
+        if reason is not None:  # wrong arguments: nothing happens, and an approval given is used up
+            self.policy.spend(spec.id)
+            task.approval = None if task.approval == "approve" else task.approval
             return reason
         task.executed = True
         self._reach(task, "executed")

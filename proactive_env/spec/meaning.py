@@ -4,7 +4,8 @@
 currency symbols and codes (£160, GBP 160, 160 pounds → "gbp 160"), number formats (1,000.00 →
 1000), dates with or without weekdays (Tue 10 Mar, 10 March, 2026-03-10 → "10 mar"), times
 (9:05am → 09:05), and common units (6.5 hours, ~6.5 h → "6.5 h"). ``same_value`` compares
-structural values (ids, quantities, prices, dates, lists of items) after normalisation.
+structural values (ids, quantities, prices, dates, lists of items) after normalisation; a short
+phrase naming a string value ("free standard delivery" for "standard") is that value.
 """
 
 from __future__ import annotations
@@ -94,7 +95,17 @@ def same_value(expected: Any, given: Any) -> bool:
     number = _number(expected)
     if number is not None and _number(given) is not None:
         return abs(number - _number(given)) < 1e-6
-    return isinstance(given, (str, int, float)) and normalise(str(expected)) == normalise(str(given))
+    return isinstance(given, (str, int, float)) and _same_words(normalise(str(expected)), normalise(str(given)))
+
+
+def _same_words(expected: str, given: str) -> bool:
+    """Equal, or a short phrase that names the expected value among a few plain words
+    ("free standard delivery" for "standard"), with no negation."""
+    if expected == given:
+        return True
+    words = given.split()
+    return (bool(expected) and len(words) <= 8 and not {"no", "not", "non", "without"} & set(words)
+            and re.search(rf"(?<!\S){re.escape(expected)}(?!\S)", given) is not None)
 
 
 def _number(value: Any) -> float | None:
