@@ -217,14 +217,6 @@ def test_a_record_read_earlier_counts_for_a_later_task_unless_it_changed(changed
     assert (record in scorer._evidence_read(scorer.tasks[task.id])) is counts
 
 
-def test_a_message_on_a_matter_not_yet_worked_on_starts_its_work():
-    env = _env()
-    _step(env, "wait")
-    _step(env, "message_user", text="Looking at 27-inch 1440p monitors and a USB-C cable under £160 now.", about="m1")
-    task = env.world.by_id["t01_setup"]
-    assert task.started and task.presented and task.running
-
-
 def test_a_short_phrase_naming_a_string_argument_matches_it():
     from proactive_env.sim.tools import args_problem
 

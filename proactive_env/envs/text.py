@@ -154,8 +154,8 @@ them out once the user approves that request. Execute unasked only where the pol
 request or an action goes to the matter whose work it is (the action it names), and waits for it if that \
 matter has not come up yet.
 - Work: a note on a matter is work on it. Each note launches one unit of its work, which runs for a while \
-and tells you when it finishes, with how many units are done of how many (a message on a matter not yet \
-worked on starts its work too). A result counts fully once all its units are done. Work that needs compute runs only \
+and tells you when it finishes, with how many units are done of how many. A result counts fully only once all \
+its units are done: work (notes) before you deliver. Work that needs compute runs only \
 where you reserve it with allocate_resource (the note says so); while the user is using that compute, your \
 work there slows them down. The user judges what your notes and messages say, in your own words: pasting \
 records is not work.

@@ -231,15 +231,8 @@ class TextTools:
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
                 self._work(task)
             else:
-                self._start_with_message(task)
                 w.present(task, item["text"], request=False)
             w.dirty.add(task.index)
-
-    def _start_with_message(self, task: TaskState) -> None:
-        """A message on a matter not yet worked on carries its work: it starts it (compute work
-        still runs only where reserved)."""
-        if not task.started and task.spec.work.resource is None:
-            self.world.start(task)
 
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
         """A read credits the named matter's open task that needs the record (else its first
@@ -355,7 +348,6 @@ class TextTools:
         if task is None:
             w._record("message", text=text)
         else:
-            self._start_with_message(task)
             w.present(task, text, request=False)
         if task is None and self.matter(about) is None:
             self.earlier.append({"kind": "message", "text": text, "t": w.now})
@@ -385,7 +377,6 @@ class TextTools:
         if task is None:
             w._record("message", text=message, request=list(requested))
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
-        self._start_with_message(task)
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
             return f"Request{self._linked(task, about)} queued: the user will decide when available."
