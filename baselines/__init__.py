@@ -18,7 +18,8 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
     saved by ``proactivity-gym train``), ``rllib:PATH`` (an RLlib policy folder), ``bc:PATH`` (a behaviour-cloning policy) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
     endpoint). ``llm_options`` (``base_url``, ``temperature``, ... of ``OpenAIAgent``) apply to
     ``openai:`` agents only, so one set of options serves a mixed list of agents.
-    ``trust_model_files`` lets ``sb3:`` unpickle what the model file holds (runs code from it)."""
+    ``trust_model_files`` lets ``sb3:`` and ``rllib:`` unpickle what a model file holds (runs code
+    from it; ``rllib:`` folders trained on this machine load without it, see ``trusted.py``)."""
     if spec.startswith("openai:"):
         return _llm_agent(spec.removeprefix("openai:"), llm_options)
     if spec.startswith("sb3:"):
@@ -34,7 +35,7 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
     if spec.startswith("rllib:"):
         from .learned import load_rllib_agent
 
-        return load_rllib_agent(spec)
+        return load_rllib_agent(spec, trust=trust_model_files)
     if spec in TEXT_SCRIPTED:
         return TEXT_SCRIPTED[spec]()
     if spec in ADVERSARIES:

@@ -21,6 +21,8 @@ import numpy as np
 
 from proactive_env.wrappers.observation import PARTS
 
+from .trusted import trusted
+
 ALGOS = ("maskable-ppo", "ppo", "dqn")
 OBSERVATIONS = ("dict", "flat")
 CONFIG = "agent.json"
@@ -167,12 +169,17 @@ class RLlibAgent:
         return int(torch.argmax(logits[0]))
 
 
-def load_rllib_agent(spec: str) -> RLlibAgent:
+def load_rllib_agent(spec: str, trust: bool = False) -> RLlibAgent:
     """``rllib:PATH`` → the RL module at PATH: ``policy/`` or ``best_policy/`` written by
-    ``proactivity-gym train --algo rllib-ppo``, or an algorithm checkpoint with one module."""
+    ``proactivity-gym train --algo rllib-ppo``, or an algorithm checkpoint with one module.
+    RLlib checkpoints are pickles: a folder not trained on this machine (``trusted.py``) loads
+    only with ``trust``."""
     path = Path(spec.split(":", 1)[1]).resolve()
     if not path.is_dir():
         raise ValueError(f"{spec}: no saved RLlib policy at {path}")
+    if not trust and not trusted(path):
+        raise ValueError(f"{spec}: an RLlib checkpoint is unpickled, which runs code from its files, and {path} was "
+                         "not trained on this machine (or changed since); pass --trust-model-files if you trust it")
     modules = path / "learner_group" / "learner" / "rl_module"
     if modules.is_dir():
         found = sorted(p for p in modules.iterdir() if p.is_dir())

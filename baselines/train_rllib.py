@@ -22,6 +22,7 @@ from pathlib import Path
 
 import ray  # noqa: F401  (a clear ImportError, and so the rllib-extra hint, when Ray is missing)
 
+from .trusted import remember
 from .training import EVAL_SEED_OFFSET, CommonArgs, evaluate_policy, net_arch, plot_learning_curve, save_config
 
 ALGO = "rllib-ppo"
@@ -128,6 +129,9 @@ def train(args: Args) -> Path:
                 next_checkpoint += args.checkpoint_freq
         algo.save_to_path(str(out / "checkpoint"))
         algo.get_module(module_id).save_to_path(str(out / "policy"))
+        for folder in ("policy", "best_policy", "checkpoint"):  # written here: they load without a trust flag
+            if (out / folder).is_dir():
+                remember(out / folder)
         writer.close()
         algo.stop()
     finally:

@@ -271,7 +271,8 @@ def _add_eval(sub) -> None:
                    help="a run over its fault budget is marked errored (kept under OUT/errored/), or played once "
                         "more first")
     p.add_argument("--trust-model-files", action="store_true",
-                   help="let sb3:PATH unpickle whatever the model file holds (runs code from it: only files you made)")
+                   help="let sb3:PATH and rllib:PATH unpickle whatever the model files hold (runs code from them: "
+                        "only files you trust; rllib folders trained on this machine need no flag)")
     p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
                    help="play each run as a Ray task: on the cluster at ADDRESS, or (no ADDRESS) on a local Ray of "
                         "--concurrency CPUs (1: all cores) started and stopped here; needs the rllib extra")

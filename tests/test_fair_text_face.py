@@ -240,3 +240,20 @@ def test_an_approval_spent_on_wrong_arguments_can_be_asked_again_without_penalty
     assert policy.aligned(task, Depth.SUGGEST) == (True, False)
     policy.answer(task.id, "decline")
     assert policy.aligned(task, Depth.SUGGEST) == (True, False)  # after a no the user still reviews it
+
+
+def test_without_about_a_call_never_lands_on_a_matter_already_raised():
+    """Leaving 'about' out means "something I took up myself": words that also fit a listed
+    matter do not file the call under it."""
+    env = _env()
+    _step(env, "wait")  # m1: the monitor request
+    result = _step(env, "write_note", text="Identify a compatible monitor-and-cable setup and save the plan")
+    assert "not linked" in result and not env.world.by_id["t01_setup"].started
+
+
+def test_a_postponement_linked_to_nothing_still_wakes_the_agent():
+    env = _env()
+    _step(env, "wait")
+    assert "not linked" in _step(env, "defer_task", what="something unrelated", plan="later", until="D1 12:00")
+    seen = "".join(_step(env, "wait") for _ in range(4))
+    assert "[D1 (Mon 2 Mar) 12:00] Follow-up you scheduled: postponed: something unrelated" in seen

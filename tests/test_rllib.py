@@ -117,6 +117,21 @@ def test_two_ppo_iterations_on_monitor_then_rllib_agent(tmp_path, capsys):
 
     again = evaluate_policy(make_agent(f"rllib:{out / 'policy'}"), ["monitor"], 1, EVAL_SEED_OFFSET)
     assert again["overall"]["J"] == pytest.approx(float(rows[-1]["overall/J"]))
+    _refuses_untrusted_copies(out / "policy", tmp_path / "downloaded")
+
+
+def _refuses_untrusted_copies(policy, copied):
+    """A checkpoint is a pickle: one changed since training here (or copied in from elsewhere) is
+    refused without --trust-model-files; the same files as trained here load as they are."""
+    import shutil
+
+    shutil.copytree(policy, copied)
+    (copied / "extra.pkl").write_bytes(b"cos\nsystem\n(S'echo owned'\ntR.")
+    with pytest.raises(ValueError, match="trust-model-files"):
+        make_agent(f"rllib:{copied}")
+    make_agent(f"rllib:{copied}", trust_model_files=True)  # vouched for: loads (the extra file is never read)
+    (copied / "extra.pkl").unlink()
+    make_agent(f"rllib:{copied}")
 
 
 def test_multi_agent_env_trains_one_shared_policy(tmp_path):
@@ -135,4 +150,5 @@ def test_bad_rllib_path_is_a_clear_error(tmp_path):
         make_agent(f"rllib:{tmp_path / 'missing'}")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="not an RLlib RL module checkpoint"):
-        make_agent(f"rllib:{tmp_path / 'empty'}")
+        make_agent(f"rllib:{tmp_path / 'empty'}", trust_model_files=True)
+

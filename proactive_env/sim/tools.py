@@ -85,8 +85,7 @@ def tool_schemas(scenario: Scenario) -> list[dict]:
             if p.example is not None:
                 props[k]["examples"] = [p.example]
         required = [k for k, p in tool.params.items() if p.required]
-        if tool.depth == "execute":
-            props.update(_ABOUT)
+        props.update(_ABOUT)
         desc = f"{tool.description} [depth: {tool.depth}; {tool.touches}]"
         out.append(_function(tool.name, desc, props, required))
     return out
@@ -177,8 +176,10 @@ class TextTools:
             # postponement — to the least urgent (one does not postpone what is due first)
             best = self._best(mine, text, latest=postpone)
             return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
-        task = self._best(open_tasks, text, least=LINK_BY_WORDS)
-        if task is not None and self.world.matter_of(task) is None:
+        # no 'about': something the agent took up on its own, so only what no matter concerns yet
+        unclaimed = [t for t in open_tasks if self.world.matter_of(t) is None]
+        task = self._best(unclaimed, text, least=LINK_BY_WORDS)
+        if task is not None:
             self.world.raise_matter(headline(text), [task.index], own=True)
         return task
 
@@ -260,11 +261,9 @@ class TextTools:
         if tool.depth == "execute":
             return self._execute(name, args)
         if tool.depth == "suggest":
-            return self._tool_message_user({"text": f"{name}: {json.dumps(args, ensure_ascii=False)}",
-                                            "about": args.get("about")})
+            return self._tool_message_user({"text": f"{name}: {_json_without_about(args)}", "about": args.get("about")})
         if tool.touches == "write":  # a prepare tool that makes something: work on a matter
-            return self._tool_write_note({"text": f"{name}: {json.dumps(args, ensure_ascii=False)}",
-                                          "about": args.get("about")})
+            return self._tool_write_note({"text": f"{name}: {_json_without_about(args)}", "about": args.get("about")})
         return self._look_up(tool, args)
 
     # ------------------------------------------------------------------ reading and notes
@@ -290,7 +289,7 @@ class TextTools:
     def _look_up(self, tool, args: dict) -> str:
         """A read tool: records whose ``lookup`` field equals the first argument, else a text search."""
         w = self.world
-        values = [v for v in args.values() if isinstance(v, (str, int, float)) and str(v).strip()]
+        values = [v for k, v in args.items() if k != "about" and isinstance(v, (str, int, float)) and str(v).strip()]
         if tool.lookup and values:
             hits = w.store.lookup(tool.lookup, values[0])
         else:
@@ -439,6 +438,8 @@ class TextTools:
         task = self.attribute(what, about=about, postpone=True)  # what is postponed, not the plan's reasons
         if task is None:
             w._record("defer", task=None, until=until, plan=plan)
+            if until is not None:  # the agent's plan stands: it is woken then
+                w.wake_at(until, f"postponed: {headline(what, 60)}")
         else:
             w.defer(task, until, plan)
             w.dirty.add(task.index)
@@ -468,13 +469,17 @@ class TextTools:
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
 
 
+def _json_without_about(args: dict) -> str:
+    return json.dumps({k: v for k, v in args.items() if k != "about"}, ensure_ascii=False)
+
+
 def _fits(task: TaskState, item: dict) -> bool:
-    """Does a kept request fit the task's action: some argument it gives matches, or (none given)
-    its words mention the task?"""
+    """Does a kept request fit the task's action: most of the arguments it names match, or (none
+    given) its words mention the task?"""
     expected = task.spec.action.args
     given = item.get("args") or {}
     if given and expected:
-        return _mismatch(task, given) < len(expected)
+        return 2 * _mismatch(task, given) < len(expected)  # most of its arguments match
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
 
 
