@@ -73,6 +73,7 @@ class OpenAIAgent:
         self.no_tool_call = 0
         self.extra_tool_calls = 0
         self.transcript: list[dict] = [{"role": "system", "content": SYSTEM_PROMPT}]  # all of it, for the trajectory
+        self._saved_calls = 0
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         self._hear(obs)
@@ -107,10 +108,17 @@ class OpenAIAgent:
             note = f"(Only the first of your {self._dropped + 1} tool calls was carried out: one per turn.)\n"
             message = {"role": "tool", "tool_call_id": self._call_id, "content": (note if self._dropped else "") + obs}
             self._turns[-1].append(message)
+            message = {**message, "tool_call_id": self._saved_id()}
         else:
             message = {"role": "user", "content": NO_CALL + obs}
             self._turns[-1].append(message)
         self.transcript.append(message)
+
+    def _saved_id(self, next_call: bool = False) -> str:
+        """The id a tool call has in the saved transcript: its turn number, not the server's id
+        (which differs between runs and would make identical runs differ)."""
+        self._saved_calls += next_call
+        return f"call_{self._saved_calls}"
 
     def _answer(self, message: Any) -> str:
         calls = message.tool_calls or []
@@ -126,7 +134,8 @@ class OpenAIAgent:
         name, arguments = call.function.name or "", call.function.arguments or "{}"
         self._turns.append([{"role": "assistant", "content": message.content, "tool_calls": [
             {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}])
-        self.transcript.append(self._turns[-1][0])
+        sent = self._turns[-1][0]
+        self.transcript.append({**sent, "tool_calls": [{**sent["tool_calls"][0], "id": self._saved_id(next_call=True)}]})
         return json.dumps({"name": name, "arguments": arguments})
 
 

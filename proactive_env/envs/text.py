@@ -254,7 +254,7 @@ class ProactivityTextEnv(gym.Env):
         super().reset(seed=seed)
         self.core.reset(seed=seed, options=options)
         self.scenario = self.core.scenario  # this seed's variant
-        self.toolbox = TextTools(self.core.world)
+        self.toolbox = TextTools(self.core.world)  # (the world has already moved to its first point: nothing to settle)
         self.core.world.rephrase = self.rephraser
         if self.rephraser is not None:
             self.rephraser.reset()
@@ -291,6 +291,7 @@ class ProactivityTextEnv(gym.Env):
         self.core._here += 1
         if wait or self.core._here >= MAX_ACTIONS_PER_POINT:
             world.advance()
+            self.toolbox.settle()  # earlier work counts for what came up, before the agent is told
             self.core._here = 0
         _, reward, terminated, truncated, info = self.core._observe(moved=True, invalid=invalid)
         if terminated:

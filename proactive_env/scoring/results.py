@@ -114,9 +114,15 @@ def _resample(cells: list[np.ndarray], seed: int = 0, samples: int = BOOTSTRAP_S
 
 
 def _interval(stats: np.ndarray) -> tuple[float, float]:
+    lo, hi = _intervals(stats[None])[0]
+    return lo, hi
+
+
+def _intervals(stats: np.ndarray) -> list[list[float]]:
+    """The percentile interval of each row of bootstrap statistics, in one pass."""
     alpha = (1.0 - CONFIDENCE) / 2.0
-    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
+    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha], axis=1)
+    return [[float(a), float(b)] for a, b in zip(lo, hi)]
 
 
 def iqm(values: Sequence[float]) -> float:
@@ -144,10 +150,11 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str]
         cells = _cells(members, within)
         row["cells"] = len(cells)
         picks = _resample(cells)  # one draw for every metric of the group (the same as one per metric)
-        for metric in METRICS:
-            values = np.asarray([m["scores"][metric] for m in members], dtype=float)
-            row[metric] = float(values.mean())
-            row[f"{metric}_ci"] = list(_interval(values[picks].mean(axis=1))) if picks is not None else None
+        values = np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
+        intervals = _intervals(values[:, picks].mean(axis=2)) if picks is not None else [None] * len(METRICS)
+        for metric, mean, interval in zip(METRICS, values.mean(axis=1), intervals):
+            row[metric] = float(mean)
+            row[f"{metric}_ci"] = interval
         rows.append(row)
     return rows
 

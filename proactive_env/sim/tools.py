@@ -118,6 +118,16 @@ def _needles(task) -> list[str]:
     return words + facts + codes
 
 
+def _claim_score(task, text: str) -> int:
+    """How strongly earlier words point at a task: its reference facts and codes count twice,
+    its title words once (a fact, or two title words, is enough to claim them)."""
+    lowered = normalise(text)
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)}
+    facts = [*task.facts, *task.constraints.must_include]
+    return (2 * sum(1 for f in facts if any(normalise(n) in lowered for n in f.needles()))
+            + sum(1 for w in words if normalise(w) in lowered))
+
+
 def _mentions(task, text: str) -> int:
     """How many of the task's title words, reference facts and codes the text mentions."""
     lowered = normalise(text)
@@ -149,7 +159,8 @@ class TextTools:
     def __init__(self, world: World):
         self.world = world
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
-        world.on_activate.append(self._claim_earlier_work)
+        self.newly_active: list[TaskState] = []  # activated since the last settle()
+        world.on_activate.append(self._activated)
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -212,16 +223,26 @@ class TextTools:
         matter = self.matter(about) or (self.world.matter_of(task) if task is not None else None)
         return f" under {matter.id}" if matter is not None else " (not linked to any matter: name one with about)"
 
-    def _claim_earlier_work(self, task: TaskState) -> None:
-        """Notes and messages made before ``task`` activated, linked to no matter, that mention it,
-        and requests for its action: they count for it now (each goes to one task)."""
+    def _activated(self, task: TaskState) -> None:
+        self.newly_active.append(task)
+
+    def settle(self) -> None:
+        """After the clock moved: notes, messages and requests made before a task activated, and
+        linked to no matter, count for the task that came up now and fits them best — a note or
+        message that mentions it (``_claim_score``), a request for its action whose arguments
+        mostly match. Each goes to one task; the agent is told."""
         w = self.world
-        for item in list(self.earlier):
+        fresh = [t for t in self.newly_active if t.active and not t.closed]
+        self.newly_active.clear()
+        for item in list(self.earlier) if fresh else ():
             if item["kind"] == "request":
-                if not (task.spec.action and task.spec.action.tool in item["requested"]) or not _fits(task, item):
-                    continue
-            elif _mentions(task.spec, item["text"]) < LINK_BY_WORDS:
+                scored = [(-_mismatch(t, item.get("args") or {}), t) for t in fresh
+                          if t.spec.action and t.spec.action.tool in item["requested"] and _fits(t, item)]
+            else:
+                scored = [(score, t) for t in fresh if (score := _claim_score(t.spec, item["text"])) >= LINK_BY_WORDS]
+            if not scored:
                 continue
+            task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
             self.earlier.remove(item)
             matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
             w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
