@@ -363,7 +363,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     out = Path(args.out)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
+                  console=console, transient=False, refresh_per_second=2) as progress:  # light on the GIL
         bar = progress.add_task("evaluating", total=len(keys))
 
         def step(key, skipped):

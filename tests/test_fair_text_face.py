@@ -257,3 +257,11 @@ def test_a_postponement_linked_to_nothing_still_wakes_the_agent():
     assert "not linked" in _step(env, "defer_task", what="something unrelated", plan="later", until="D1 12:00")
     seen = "".join(_step(env, "wait") for _ in range(4))
     assert "[D1 (Mon 2 Mar) 12:00] Follow-up you scheduled: postponed: something unrelated" in seen
+
+
+def test_a_lone_value_or_a_comma_list_matches_a_list_argument():
+    from proactive_env.spec.meaning import same_value
+
+    assert same_value(["eval.batch_size=128"], "eval.batch_size=128")
+    assert same_value(["runs/a.pt", "runs/b.pt"], "runs/a.pt, runs/b.pt")
+    assert not same_value(["runs/a.pt", "runs/b.pt"], "runs/a.pt")

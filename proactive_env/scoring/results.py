@@ -118,6 +118,14 @@ def _interval(stats: np.ndarray) -> tuple[float, float]:
     return lo, hi
 
 
+def _resampled_means(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """The mean of each row of ``values`` (metrics × runs) in every bootstrap sample of ``picks``
+    (samples × runs): how often each run is drawn, times the values — one matrix product."""
+    samples, runs = picks.shape
+    counts = np.bincount((np.arange(samples)[:, None] * runs + picks).ravel(), minlength=samples * runs)
+    return values @ counts.reshape(samples, runs).T / runs
+
+
 def _intervals(stats: np.ndarray) -> list[list[float]]:
     """The percentile interval of each row of bootstrap statistics, in one pass."""
     alpha = (1.0 - CONFIDENCE) / 2.0
@@ -151,7 +159,7 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str]
         row["cells"] = len(cells)
         picks = _resample(cells)  # one draw for every metric of the group (the same as one per metric)
         values = np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
-        intervals = _intervals(values[:, picks].mean(axis=2)) if picks is not None else [None] * len(METRICS)
+        intervals = _intervals(_resampled_means(values, picks)) if picks is not None else [None] * len(METRICS)
         for metric, mean, interval in zip(METRICS, values.mean(axis=1), intervals):
             row[metric] = float(mean)
             row[f"{metric}_ci"] = interval

@@ -64,6 +64,7 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
                  "message_user": "suggest", "request_approval": "suggest", "schedule_followup": "prepare",
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
 
+CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
 _DEPTH_TAG = {'list_records': '[depth: prepare; read]', 'list_matters': '[depth: prepare; read]', 'read_record': '[depth: prepare; read]', 'write_note': '[depth: prepare; private work]', 'message_user': '[depth: suggest]', 'request_approval': '[depth: suggest]', 'schedule_followup': '[depth: prepare]', 'defer_task': '[depth: prepare]', 'allocate_resource': '[depth: prepare; runs the work on the compute]', 'wait': ''}
 
@@ -119,12 +120,12 @@ def _needles(task) -> list[str]:
 
 
 def _claim_score(task, text: str) -> int:
-    """How strongly earlier words point at a task: its reference facts and codes count twice,
-    its title words once (a fact, or two title words, is enough to claim them)."""
+    """How strongly earlier words point at a task: its reference facts and codes count three
+    times, its title words once (a fact, or three title words, is enough to claim them)."""
     lowered = normalise(text)
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)}
     facts = [*task.facts, *task.constraints.must_include]
-    return (2 * sum(1 for f in facts if any(normalise(n) in lowered for n in f.needles()))
+    return (3 * sum(1 for f in facts if any(normalise(n) in lowered for n in f.needles()))
             + sum(1 for w in words if normalise(w) in lowered))
 
 
@@ -239,7 +240,7 @@ class TextTools:
                 scored = [(-_mismatch(t, item.get("args") or {}), t) for t in fresh
                           if t.spec.action and t.spec.action.tool in item["requested"] and _fits(t, item)]
             else:
-                scored = [(score, t) for t in fresh if (score := _claim_score(t.spec, item["text"])) >= LINK_BY_WORDS]
+                scored = [(score, t) for t in fresh if (score := _claim_score(t.spec, item["text"])) >= CLAIM_SCORE]
             if not scored:
                 continue
             task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]

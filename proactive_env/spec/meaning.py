@@ -72,7 +72,8 @@ def mentions(text: str, needle: str) -> bool:
 
 def same_value(expected: Any, given: Any) -> bool:
     """Structural equality after normalisation: numbers as numbers, strings on meaning, lists as
-    multisets, mappings on the expected keys (extra keys in ``given`` are fine)."""
+    multisets (a lone value stands for a one-item list, "a, b" for a list of strings), mappings on
+    the expected keys (extra keys in ``given`` are fine)."""
     if isinstance(expected, bool) or isinstance(given, bool):
         return expected == given
     if isinstance(expected, (int, float)):
@@ -81,7 +82,11 @@ def same_value(expected: Any, given: Any) -> bool:
     if isinstance(expected, dict):
         return isinstance(given, dict) and all(k in given and same_value(v, given[k]) for k, v in expected.items())
     if isinstance(expected, list):
-        if not isinstance(given, list) or len(given) != len(expected):
+        if isinstance(given, str) and all(isinstance(e, str) for e in expected):
+            given = [part for part in (p.strip() for p in given.split(",")) if part]  # "a, b" for ["a", "b"]
+        elif not isinstance(given, list):
+            given = [given]  # a single value for a one-item list
+        if len(given) != len(expected):
             return False
         left = list(given)
         for item in expected:
