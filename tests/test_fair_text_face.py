@@ -265,3 +265,19 @@ def test_a_lone_value_or_a_comma_list_matches_a_list_argument():
     assert same_value(["eval.batch_size=128"], "eval.batch_size=128")
     assert same_value(["runs/a.pt", "runs/b.pt"], "runs/a.pt, runs/b.pt")
     assert not same_value(["runs/a.pt", "runs/b.pt"], "runs/a.pt")
+
+
+def test_a_follow_up_filed_under_a_finished_matter_reaches_the_open_task_it_is_about():
+    """The monitor request (m1) is over by the evening; a heads-up about the sale that the agent
+    files under it goes to the open sale-deadline task its words fit, as a matter of its own."""
+    env = _env()
+    world = env.world
+    while world.now < 20 * 60 + 30:
+        _step(env, "wait")
+    assert world.by_id["t01_setup"].closed and world.by_id["t03_sale_alert"].active
+    result = _step(env, "message_user", about="m1",
+                   text="Heads-up: the Arcvue sale ends Tuesday at noon and only 7 were left; you're in the "
+                        "design review 09:15-12:00, the free gap is 08:45-09:15.")
+    own = re.search(r"Delivered under (m\d+)\.", result)
+    assert own and own[1] != "m1" and world.matters[own[1]].own
+    assert world.by_id["t03_sale_alert"].presented

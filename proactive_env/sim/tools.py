@@ -171,7 +171,8 @@ class TextTools:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
-        it concerns several — to the best match among them (below). Without ``about``, to the
+        it concerns several — to the best match among them (below); where none of its own is open
+        any more, the call is taken as a follow-up, as without ``about``. Without ``about``, to the
         open task whose title words, reference facts and codes the text mentions most (at least
         ``LINK_BY_WORDS`` of them); ties go to the earliest deadline, then the scenario's order. A task found by its words that no
         matter concerns yet becomes a matter of the agent's own, titled with its words, so it can
@@ -182,14 +183,20 @@ class TextTools:
         open_tasks = self.open_tasks()
         if matter is not None:
             mine = [t for t in open_tasks if t.index in matter.tasks]
-            if len(mine) <= 1:
-                return mine[0] if mine else None
+            if not mine:  # its own work is over: a follow-up the agent files under it is found by its words
+                return self._unclaimed(text)
+            if len(mine) == 1:
+                return mine[0]
             # several: the best match by words; a tie goes to the most urgent one, or — for a
             # postponement — to the least urgent (one does not postpone what is due first)
             best = self._best(mine, text, latest=postpone)
             return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
-        # no 'about': something the agent took up on its own, so only what no matter concerns yet
-        unclaimed = [t for t in open_tasks if self.world.matter_of(t) is None]
+        return self._unclaimed(text)
+
+    def _unclaimed(self, text: str) -> TaskState | None:
+        """Something the agent took up on its own: the open task no matter concerns yet that the
+        words fit best (it becomes the agent's own matter), else None."""
+        unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
         if task is not None:
             self.world.raise_matter(headline(text), [task.index], own=True)
@@ -221,7 +228,11 @@ class TextTools:
 
     def _linked(self, task: TaskState | None, about: Any) -> str:
         """Which matter a call went to, as the result says it."""
-        matter = self.matter(about) or (self.world.matter_of(task) if task is not None else None)
+        named = self.matter(about)
+        if task is not None:
+            matter = named if named is not None and task.index in named.tasks else self.world.matter_of(task)
+        else:
+            matter = named
         return f" under {matter.id}" if matter is not None else " (not linked to any matter: name one with about)"
 
     def _activated(self, task: TaskState) -> None:
@@ -333,7 +344,7 @@ class TextTools:
         about = args.get("about")
         task = self.attribute(text, about=about)
         w._record("note", task=task.spec.id if task else None, text=text)
-        if task is None and self.matter(about) is None:
+        if task is None:
             self.earlier.append({"kind": "note", "text": text, "t": w.now})
         if task is None:
             return f"Noted{self._linked(task, about)}."
@@ -370,7 +381,7 @@ class TextTools:
             w._record("message", text=text)
         else:
             w.present(task, text, request=False)
-        if task is None and self.matter(about) is None:
+        if task is None:
             self.earlier.append({"kind": "message", "text": text, "t": w.now})
         if w.schedule.available(w.now):
             return f"Delivered{self._linked(task, about)}."
