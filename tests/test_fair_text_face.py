@@ -85,7 +85,7 @@ def test_a_message_before_its_matter_comes_up_counts_once_it_does():
     _step(env, "wait")
     result = _step(env, "message_user", text="Heads-up: that sale ends Tuesday at noon and there were 7 left; "
                                              "you're in a design review then (free 08:45-09:15).")
-    assert "not linked" in result
+    assert "linked to no matter yet" in result
     task = env.world.by_id["t03_sale_alert"]
     obs = ""
     while not task.active:
@@ -248,7 +248,7 @@ def test_without_about_a_call_never_lands_on_a_matter_already_raised():
     env = _env()
     _step(env, "wait")  # m1: the monitor request
     result = _step(env, "write_note", text="Identify a compatible monitor-and-cable setup and save the plan")
-    assert "not linked" in result and not env.world.by_id["t01_setup"].started
+    assert "linked to no matter yet" in result and not env.world.by_id["t01_setup"].started
 
 
 def test_a_postponement_linked_to_nothing_still_wakes_the_agent():

@@ -151,8 +151,8 @@ as the policy says: deeper oversteps, shallower leaves the job to the user. A me
 already carried out is not a suggestion. Noticing that nothing needs doing, and doing nothing, is sometimes right.
 - Approval: ask with request_approval about one matter, listing the exact actions (tool and arguments); carry \
 them out once the user approves that request. Execute unasked only where the policy says "just do it". A \
-request or an action goes to the matter whose work it is (the action it names), and waits for it if that \
-matter has not come up yet.
+request or an action goes to the matter whose work it is (the action it names). A request waits for that \
+matter if it has not come up yet; an action is refused until it has.
 - Work: a note on a matter is work on it. Each note launches one unit of its work, which runs for a while \
 and tells you when it finishes, with how many units are done of how many. A result counts fully only once all \
 its units are done: work (notes) before you deliver. Work that needs compute runs only \

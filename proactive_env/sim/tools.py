@@ -226,14 +226,18 @@ class TextTools:
             raise ToolError(f"about: no matter {key[:40]!r}; list_matters shows their ids (m1, m2, ...)")
         return matter
 
-    def _linked(self, task: TaskState | None, about: Any) -> str:
+    def _linked(self, task: TaskState | None, about: Any, kept: bool = False) -> str:
         """Which matter a call went to, as the result says it."""
         named = self.matter(about)
         if task is not None:
             matter = named if named is not None and task.index in named.tasks else self.world.matter_of(task)
         else:
             matter = named
-        return f" under {matter.id}" if matter is not None else " (not linked to any matter: name one with about)"
+        if matter is not None:
+            return f" under {matter.id}"
+        if kept:  # a note or message: it waits for a matter it concerns
+            return " (linked to no matter yet: it counts for one it concerns if that comes up, and you are told)"
+        return " (not linked to any matter: name one with about)"
 
     def _activated(self, task: TaskState) -> None:
         self.newly_active.append(task)
@@ -251,7 +255,8 @@ class TextTools:
                 scored = [(-_mismatch(t, item.get("args") or {}), t) for t in fresh
                           if t.spec.action and t.spec.action.tool in item["requested"] and _fits(t, item)]
             else:
-                scored = [(score, t) for t in fresh if (score := _claim_score(t.spec, item["text"])) >= CLAIM_SCORE]
+                scored = [(score, t) for t in fresh if not (item["kind"] == "message" and t.spec.noop)
+                          and (score := _claim_score(t.spec, item["text"])) >= CLAIM_SCORE]
             if not scored:
                 continue
             task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
@@ -345,10 +350,17 @@ class TextTools:
         task = self.attribute(text, about=about)
         w._record("note", task=task.spec.id if task else None, text=text)
         if task is None:
-            self.earlier.append({"kind": "note", "text": text, "t": w.now})
-        if task is None:
-            return f"Noted{self._linked(task, about)}."
+            kept = self._keep("note", text, about)
+            return f"Noted{self._linked(task, about, kept=kept)}."
         return f"Noted{self._linked(task, about)}.{self._work(task)}"
+
+    def _keep(self, kind: str, text: str, about: Any) -> bool:
+        """A note or message that went to no matter waits for one it concerns — unless the agent
+        named a matter (then it meant that one, whose work is over)."""
+        if self.matter(about) is not None:
+            return False
+        self.earlier.append({"kind": kind, "text": text, "t": self.world.now})
+        return True
 
     def _work(self, task: TaskState) -> str:
         """A note is work on its matter: launch the next unit (compute work only where reserved)
@@ -377,15 +389,15 @@ class TextTools:
         w = self.world
         about = args.get("about")
         task = self.attribute(text, about=about)
+        kept = False
         if task is None:
             w._record("message", text=text)
+            kept = self._keep("message", text, about)
         else:
             w.present(task, text, request=False)
-        if task is None:
-            self.earlier.append({"kind": "message", "text": text, "t": w.now})
         if w.schedule.available(w.now):
-            return f"Delivered{self._linked(task, about)}."
-        return (f"Queued{self._linked(task, about)}: {w.scenario.user.name} is not available now and sees it "
+            return f"Delivered{self._linked(task, about, kept=kept)}."
+        return (f"Queued{self._linked(task, about, kept=kept)}: {w.scenario.user.name} is not available now and sees it "
                 f"{w.clock_text(w.schedule.next_available(w.now))}.")
 
     def _tool_request_approval(self, args: dict) -> str:
@@ -526,4 +538,4 @@ def _mismatch(task: TaskState, args: dict) -> int:
 def _what(message: str) -> str:
     """The request in the agent's words, shortened for the reply."""
     first = re.split(r"(?<=[.!?])\s", message.strip(), maxsplit=1)[0]
-    return first[:160].rstrip(".!? ") or "this"
+    return headline(first, 160).rstrip(".!? ") or "this"  # cut at a word, never inside one
