@@ -162,7 +162,8 @@ records is not work.
 - Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
 matter that competes with it for their time or their compute until that is over: postpone it with defer_task \
 (a concrete time after, before its deadline; you are woken then; 'what' names what you postpone, and where \
-one message raised several things, say which in 'what': a tie goes to the one due last) or reserve compute for it after the clash with \
+one message raised several things, say which in 'what': only what is still due at the new time counts, and a \
+tie goes to the one due last) or reserve compute for it after the clash with \
 allocate_resource.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""

@@ -167,7 +167,8 @@ class TextTools:
     def open_tasks(self) -> list[TaskState]:
         return [t for t in self.world.tasks if t.active and not t.closed]
 
-    def attribute(self, text: str = "", about: Any = None, postpone: bool = False) -> TaskState | None:
+    def attribute(self, text: str = "", about: Any = None, postpone: bool = False,
+                  until: int | None = None) -> TaskState | None:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
@@ -185,6 +186,8 @@ class TextTools:
             mine = [t for t in open_tasks if t.index in matter.tasks]
             if not mine:  # its own work is over: a follow-up the agent files under it is found by its words
                 return self._unclaimed(text)
+            if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
+                mine = [t for t in mine if t.spec.deadline > until] or mine
             if len(mine) == 1:
                 return mine[0]
             # several: the best match by words; a tie goes to the most urgent one, or — for a
@@ -356,8 +359,10 @@ class TextTools:
 
     def _keep(self, kind: str, text: str, about: Any) -> bool:
         """A note or message that went to no matter waits for one it concerns — unless the agent
-        named a matter (then it meant that one, whose work is over)."""
-        if self.matter(about) is not None:
+        named a matter that had work of its own (then it meant that one, whose work is over); one
+        filed under a bare notice (nothing of its own to do) is a follow-up and waits too."""
+        named = self.matter(about)
+        if named is not None and named.tasks:  # it meant that matter, whose own work is over
             return False
         self.earlier.append({"kind": kind, "text": text, "t": self.world.now})
         return True
@@ -480,7 +485,7 @@ class TextTools:
         if until is not None and not w.now < until < w.scenario.end_minute:
             raise ToolError(f"defer_task: expected 'until' after now ({w.clock_text(w.now)}) and before the run ends")
         about = args.get("about")
-        task = self.attribute(what, about=about, postpone=True)  # what is postponed, not the plan's reasons
+        task = self.attribute(what, about=about, postpone=True, until=until)  # what is postponed, not why
         if task is None:
             w._record("defer", task=None, until=until, plan=plan)
             if until is not None:  # the agent's plan stands: it is woken then
