@@ -281,3 +281,18 @@ def test_a_follow_up_filed_under_a_finished_matter_reaches_the_open_task_it_is_a
     own = re.search(r"Delivered under (m\d+)\.", result)
     assert own and own[1] != "m1" and world.matters[own[1]].own
     assert world.by_id["t03_sale_alert"].presented
+
+
+def test_earlier_work_is_claimed_by_the_task_its_own_facts_point_at():
+    """A note on Ingrid's ablation written before anything came up cites the Tuesday slot that the
+    calibration task's facts cite too: the calibration (which comes up first) does not take it; the
+    ablation task does, when it comes up the next morning."""
+    env = _env("experiments", "reviewer")
+    note = ("Ingrid wants the ImageNet-C ablation (no KD, no TMA, neither) for the Wed 10:00 1:1: about 6.5 h "
+            "on GPUs 4-7, so it needs Dana's Tuesday night slot NS-0414-G2B.")
+    assert "linked to no matter yet" in _step(env, "write_note", text=note)
+    world, seen = env.world, ""
+    while world.now < 24 * 60 + 8 * 60 + 30:
+        seen += _step(env, "wait")
+    assert not world.by_id["t14_calibration"].started and world.by_id["t06_ablation_queue"].started
+    assert seen.count("now counts for") == 1

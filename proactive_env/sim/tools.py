@@ -119,14 +119,36 @@ def _needles(task) -> list[str]:
     return words + facts + codes
 
 
-def _claim_score(task, text: str) -> int:
-    """How strongly earlier words point at a task: its reference facts and codes count three
-    times, its title words once (a fact, or three title words, is enough to claim them)."""
+def _title_words(task) -> set[str]:
+    return {normalise(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)}
+
+
+def _fact_needles(task) -> list[set[str]]:
+    return [{normalise(n) for n in f.needles()} for f in (*task.facts, *task.constraints.must_include)]
+
+
+def _distinctive(scenario: Scenario) -> dict[str, tuple[list[set[str]], set[str]]]:
+    """Per task, the fact needles and title words no other task of the scenario shares: what
+    earlier words must mention to be claimed by it (a slot code two tasks' facts cite points at
+    neither)."""
+    needles = {t.id: _fact_needles(t) for t in scenario.tasks}
+    words = {t.id: _title_words(t) for t in scenario.tasks}
+    out = {}
+    for t in scenario.tasks:
+        other_needles = {n for o in scenario.tasks if o.id != t.id for fact in needles[o.id] for n in fact}
+        other_words = {w for o in scenario.tasks if o.id != t.id for w in words[o.id]}
+        out[t.id] = ([fact - other_needles for fact in needles[t.id] if fact - other_needles], words[t.id] - other_words)
+    return out
+
+
+def _claim_score(distinct: dict, task, text: str) -> int:
+    """How strongly earlier words point at a task: its own reference facts and codes (shared with
+    no other task) count three times, its own title words once; a fact, or three title words, is
+    enough to claim them."""
     lowered = normalise(text)
-    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)}
-    facts = [*task.facts, *task.constraints.must_include]
-    return (3 * sum(1 for f in facts if any(normalise(n) in lowered for n in f.needles()))
-            + sum(1 for w in words if normalise(w) in lowered))
+    facts, words = distinct[task.id]
+    return (3 * sum(1 for fact in facts if any(n in lowered for n in fact))
+            + sum(1 for w in words if w in lowered))
 
 
 def _mentions(task, text: str) -> int:
@@ -161,6 +183,7 @@ class TextTools:
         self.world = world
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
         self.newly_active: list[TaskState] = []  # activated since the last settle()
+        self._distinct: dict | None = None
         world.on_activate.append(self._activated)
 
     # ------------------------------------------------------------------ attribution
@@ -242,6 +265,13 @@ class TextTools:
             return " (linked to no matter yet: it counts for one it concerns if that comes up, and you are told)"
         return " (not linked to any matter: name one with about)"
 
+    @property
+    def distinct(self) -> dict:
+        """Each task's own fact needles and title words (computed once per run)."""
+        if self._distinct is None:
+            self._distinct = _distinctive(self.world.scenario)
+        return self._distinct
+
     def _activated(self, task: TaskState) -> None:
         self.newly_active.append(task)
 
@@ -259,7 +289,7 @@ class TextTools:
                           if t.spec.action and t.spec.action.tool in item["requested"] and _fits(t, item)]
             else:
                 scored = [(score, t) for t in fresh if not (item["kind"] == "message" and t.spec.noop)
-                          and (score := _claim_score(t.spec, item["text"])) >= CLAIM_SCORE]
+                          and (score := _claim_score(self.distinct, t.spec, item["text"])) >= CLAIM_SCORE]
             if not scored:
                 continue
             task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
