@@ -66,7 +66,13 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
 
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
-_DEPTH_TAG = {'list_records': '[depth: prepare; read]', 'list_matters': '[depth: prepare; read]', 'read_record': '[depth: prepare; read]', 'write_note': '[depth: prepare; private work]', 'message_user': '[depth: suggest]', 'request_approval': '[depth: suggest]', 'schedule_followup': '[depth: prepare]', 'defer_task': '[depth: prepare]', 'allocate_resource': '[depth: prepare; runs the work on the compute]', 'wait': ''}
+_DEPTH_TAG = {  # shown in each generic tool's description (domain tools carry their own)
+    "list_records": "[depth: prepare; read]", "list_matters": "[depth: prepare; read]",
+    "read_record": "[depth: prepare; read]", "write_note": "[depth: prepare; private work]",
+    "message_user": "[depth: suggest]", "request_approval": "[depth: suggest]",
+    "schedule_followup": "[depth: prepare]", "defer_task": "[depth: prepare]",
+    "allocate_resource": "[depth: prepare; runs the work on the compute]", "wait": "",
+}
 
 
 class ToolError(ValueError):
@@ -195,13 +201,11 @@ class TextTools:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
-        it concerns several — to the best match among them (below); where none of its own is open
-        any more, the call is taken as a follow-up, as without ``about``. Without ``about``, to the
-        open task whose title words, reference facts and codes the text mentions most (at least
-        ``LINK_BY_WORDS`` of them); ties go to the earliest deadline, then the scenario's order. A task found by its words that no
-        matter concerns yet becomes a matter of the agent's own, titled with its words, so it can
-        name it from then on. (Execute tools and approval requests go by the action they name:
-        ``_action_task``.)
+        it concerns several — to the best match by words among them (ties: the most urgent; for a
+        postponement only what is still due at ``until`` counts, ties to the least urgent); where
+        none of its own is open any more, the call is taken as a follow-up, as without ``about``.
+        Without ``about`` the call is something the agent took up on its own (``_unclaimed``).
+        Execute tools and approval requests go by the action they name (``_action_task``).
         """
         matter = self.matter(about)
         open_tasks = self.open_tasks()
