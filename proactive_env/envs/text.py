@@ -141,9 +141,9 @@ moment that needs you (a message or notification, a follow-up you set, work you 
 reply, the daily review); each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
 concerns it (list_matters lists them). For something you take up on your own (a problem you spot in the \
-records), leave 'about' out: the call is linked by its words, and the result tells you the new matter's id. \
-A note or message counts for one matter only, so write one per matter. One that concerns nothing open yet \
-counts for its matter once that comes up.
+records), leave 'about' out: the call is linked by its words to what it concerns, which becomes a matter of \
+yours (the result gives its id); if that has not come up yet, a note or message waits and counts once it does \
+(you are told). A note or message counts for one matter only, so write one per matter.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
 marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
 domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \
