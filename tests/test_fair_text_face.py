@@ -296,3 +296,18 @@ def test_earlier_work_is_claimed_by_the_task_its_own_facts_point_at():
         seen += _step(env, "wait")
     assert not world.by_id["t14_calibration"].started and world.by_id["t06_ablation_queue"].started
     assert seen.count("now counts for") == 1
+
+
+def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
+    """A clash the agent could see coming is refused (with the user's busy time), rather than
+    announced by a complaint and then impossible to withdraw."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    while not world.by_id["t14_calibration"].active:
+        _step(env, "wait")
+    busy = world.schedule.resource_busy["gpu_server"]
+    start = next(m for m in range(world.now + 60, world.now + 2880, 15) if busy.contains(m))
+    result = _step(env, "allocate_resource", what="calibration eval", resource="gpu_server",
+                   start=world.clock_text(start), about="m1")
+    assert result.startswith("Error: allocate_resource: Dana uses gpu_server during") and not world.by_id[
+        "t14_calibration"].running

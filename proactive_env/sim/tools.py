@@ -549,7 +549,11 @@ class TextTools:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
                             f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
-        w.allocate(task, start)  # over the user's own use it slows them down, as work does on any face
+        if start > w.now and not w.schedule.resource_free(resource, start, start + duration):
+            # a clash the agent can see coming is refused, not announced and then kept
+            raise ToolError(f"allocate_resource: {w.scenario.user.name} uses {resource} during "
+                            f"{w.clock_text(start)}–{w.clock_text(start + duration)}; reserve a time it is free")
+        w.allocate(task, start)  # from now, over the user's own use, it slows them down (as work does on any face)
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
 
 
