@@ -172,5 +172,28 @@ class EmptyArgumentsAgent(_TextScript):
         return [{"tool": task.spec.action.tool, "arguments": {"about": task.spec.id}}]
 
 
+class BroadcastEarlyAgent(TextOracleAgent):
+    """Sends the user every record as it appears, linked to no matter, and notes it too: a bet
+    that work kept for matters not yet come up is credited to whatever comes up later."""
+
+    name = "broadcast-early"
+
+    def reset(self, env: Any, seed: int) -> None:
+        super().reset(env, seed)
+        self.sent: set[str] = set()
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        w = self.world
+        if not self.pending:
+            for rid in sorted(w.store.visible - self.sent):
+                self.sent.add(rid)
+                text = w.store.view(rid).render()
+                self.pending.extend([{"tool": "write_note", "arguments": {"text": text}},
+                                     {"tool": "message_user", "arguments": {"text": f"Heads-up: {text}"}}])
+            if not self.pending:
+                self.pending.append({"tool": "wait", "arguments": {}})
+        return json.dumps(self.pending.popleft())
+
+
 STRUCTURED = (DeferEverythingAgent, AllocateEverythingAgent, PersonaBlindAgent, AskOnEverythingAgent, PrepareOnlyAgent)
-TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent)
+TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent, BroadcastEarlyAgent)

@@ -101,6 +101,12 @@ class OracleAgent:
         return w.next_opportunity(t, after=max(ends, default=None))
 
 
+def work_text(t: TaskState) -> str:
+    """What the text oracle writes for a task: its title, reference facts and codes."""
+    spec = t.spec
+    return "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
+
+
 class TextOracleAgent(OracleAgent):
     """The oracle's decisions as tool calls: it reads the evidence records, writes its notes and
     messages from the task's reference facts and codes, asks for approval with the explicit
@@ -129,7 +135,7 @@ class TextOracleAgent(OracleAgent):
     def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
         spec, w = t.spec, self.world
         about = {"about": spec.id}
-        text = "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
+        text = work_text(t)
         if verb in (Verb.START, Verb.CONTINUE) and (spec.work.resource is None or w.free_window(t) is None):
             return [*self._reads(t), {"tool": "write_note", "arguments": {"text": text, **about}}]
         starting = verb in (Verb.START, Verb.CONTINUE)  # on the text face compute runs only where reserved

@@ -19,16 +19,11 @@ from proactive_env.envs.structured import MAX_TASKS
 from proactive_env.sim import TaskState, Verb
 from proactive_env.spec import format_at
 
-from .oracle import TextOracleAgent
+from .oracle import TextOracleAgent, work_text
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
 
 WAIT = {"tool": "wait", "arguments": {}}
 
-
-def _work_text(t: TaskState) -> str:
-    """What the text oracle writes for a task: its title, reference facts and codes."""
-    spec = t.spec
-    return "\n".join([spec.title, *(f.text for f in spec.facts), *(f.text for f in spec.constraints.must_include)])
 
 
 class TextScriptedAgent(TextOracleAgent):
@@ -63,11 +58,11 @@ class TextScriptedAgent(TextOracleAgent):
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.PRESENT and spec.action is not None and not t.executed:  # a request, as the structured present
             return [*self._reads(t), {"tool": "request_approval", "arguments": {
-                "message": _work_text(t), "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
+                "message": work_text(t), "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]
         if verb in (Verb.START, Verb.CONTINUE) and spec.work.resource is not None:  # runs now, as its namesake's
             return [*self._reads(t), {"tool": "allocate_resource", "arguments": {
                 "what": spec.title, "resource": spec.work.resource, "start": format_at(w.now), **about}},
-                {"tool": "write_note", "arguments": {"text": _work_text(t), **about}}]
+                {"tool": "write_note", "arguments": {"text": work_text(t), **about}}]
         if verb is Verb.ALLOCATE and w.free_window(t) is None:
             return []
         return super()._calls(verb, t)

@@ -12,7 +12,7 @@ from proactive_env.baselines import ADVERSARIES, SCRIPTED
 from proactive_env.spec import PERSONAS
 
 ONE_SEED = (0,)
-TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments"}
+TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early"}
 
 
 def test_defer_everything_loses_ta_and_gains_nothing_over_the_policy_follower():
@@ -41,6 +41,13 @@ def test_prepare_only_scores_low_tc():
 
 def test_paste_the_records_scores_low_tc():
     assert suite_mean("paste-the-records", "TC", seeds=ONE_SEED) <= 35
+
+
+def test_broadcasting_every_record_early_earns_no_credit_from_kept_work():
+    """Kept notes and messages are claimed by tasks that come up later: pasting every record to
+    the user in advance, linked to nothing, must not buy content or depth."""
+    assert suite_mean("broadcast-early", "TC", seeds=ONE_SEED) <= 20
+    assert suite_mean("broadcast-early", "J", seeds=ONE_SEED) <= suite_mean("paste-the-records", "J", seeds=ONE_SEED)
 
 
 def test_claim_spam_breaks_constraints():

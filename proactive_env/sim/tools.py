@@ -66,13 +66,14 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
 
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
-_DEPTH_TAG = {  # shown in each generic tool's description (domain tools carry their own)
-    "list_records": "[depth: prepare; read]", "list_matters": "[depth: prepare; read]",
-    "read_record": "[depth: prepare; read]", "write_note": "[depth: prepare; private work]",
-    "message_user": "[depth: suggest]", "request_approval": "[depth: suggest]",
-    "schedule_followup": "[depth: prepare]", "defer_task": "[depth: prepare]",
-    "allocate_resource": "[depth: prepare; runs the work on the compute]", "wait": "",
-}
+_TOUCHES = {"list_records": "read", "list_matters": "read", "read_record": "read", "write_note": "private work",
+            "allocate_resource": "runs the work on the compute"}
+
+
+def _depth_tag(name: str) -> str:
+    """What a generic tool's description says of its depth (``wait`` does nothing: no tag)."""
+    depth = GENERIC_DEPTH[name]
+    return "" if depth == "noop" else f"[depth: {depth}{'; ' + _TOUCHES[name] if name in _TOUCHES else ''}]"
 
 
 class ToolError(ValueError):
@@ -81,7 +82,7 @@ class ToolError(ValueError):
 
 def tool_schemas(scenario: Scenario) -> list[dict]:
     """Every tool of the scenario's text face in the OpenAI function-calling format."""
-    out = [_function(name, f"{spec['description']} {_DEPTH_TAG[name]}".strip(), spec["properties"], spec["required"])
+    out = [_function(name, f"{spec['description']} {_depth_tag(name)}".strip(), spec["properties"], spec["required"])
            for name, spec in GENERIC_TOOLS.items()]
     for tool in scenario.tools:
         if tool.name in GENERIC_TOOLS:
@@ -118,15 +119,18 @@ def parse_when(scenario: Scenario, text: str) -> int:
     return days * 1440 + when.hour * 60 + when.minute
 
 
+_TITLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{4,}")  # the title words that link a text to a task
+
+
 def _needles(task) -> list[str]:
-    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)]
+    words = [w.lower() for w in _TITLE_WORD.findall(task.title)]
     facts = [n for f in task.facts for n in f.needles()]
     codes = [n for f in task.constraints.must_include for n in f.needles()]
     return words + facts + codes
 
 
 def _title_words(task) -> set[str]:
-    return {normalise(w) for w in re.findall(r"[A-Za-z][A-Za-z0-9-]{4,}", task.title)}
+    return {normalise(w) for w in _TITLE_WORD.findall(task.title)}
 
 
 def _fact_needles(task) -> list[set[str]]:
