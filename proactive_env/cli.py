@@ -413,9 +413,9 @@ def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
     table = Table(title=title)
     for key in keys:
         table.add_column(key.capitalize(), no_wrap=True)
-    table.add_column("n", justify="right")
+    table.add_column("n", justify="right", no_wrap=True)
     for metric in METRICS:
-        table.add_column(header(metric), justify="right")
+        table.add_column(header(metric), justify="right", no_wrap=True)
     table.add_column("J 95% CI", justify="right", no_wrap=True)
     for row in rows:
         table.add_row(*[str(row[k]) for k in keys], str(row["runs"]), *[display(m, row[m]) for m in METRICS],

@@ -345,13 +345,16 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
             if run.key in records or run.key in errored:
                 on_run(run.key, True)
         interim = _Interim(out, runs, records)
+        made: set[Path] = set()  # the folders of trajectories made so far
 
         def play_and_save(run: _Run) -> tuple[str, dict]:
             status, trajectory = _play_within_budget(run, make_agent, text_options, budget, player)
             trajectory["config"] = {"label": run.label, "id": run.config_id}
             folder = "trajectories" if status == "kept" else "errored"
             path = out / folder / _safe(run.label) / run.key.file
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
             # Compact and without fsync: the C encoder, and a file torn by a power cut is set aside and played again.
             write_json_atomic(path, trajectory, durable=False, indent=None)
             return status, trajectory
@@ -389,10 +392,11 @@ def _finished(runs: list[_Run], out: Path) -> tuple[dict[RunKey, dict], dict[Run
     """Runs already kept (their records) and runs already marked errored. A trajectory made with
     another configuration is refused; a damaged one is set aside and played again."""
     records, errored = {}, {}
+    present = {p for folder in ("trajectories", "errored") for p in (out / folder).glob("*/*.json")}  # one listing
     for run in runs:
         for folder, found in (("trajectories", records), ("errored", errored)):
             path = out / folder / _safe(run.label) / run.key.file
-            if not path.exists():
+            if path not in present:
                 continue
             try:
                 trajectory = load_trajectory(path)

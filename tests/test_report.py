@@ -162,6 +162,22 @@ def test_interval_needs_two_runs_in_every_cell():
     assert lo < varied["J"] < hi
 
 
+def test_aggregate_intervals_are_the_stratified_bootstrap_of_each_group():
+    # the table's shortcut (one draw shared by groups of one shape, one quantile call) must give
+    # each group exactly its own stratified bootstrap interval, interleaved members included
+    runs = _runs({("monitor", "planner"): [0.1, 0.7, 0.4], ("experiments", "planner"): [0.9, 0.2],
+                  ("monitor", "operator"): [0.3, 0.8, 0.5, 0.6]})
+    runs = runs[::2] + runs[1::2]  # members of one cell not next to each other
+    row = aggregate(runs, ("agent",))[0]
+    j = [r["scores"]["J"] for r in runs]
+    cells = [np.asarray([i for i, r in enumerate(runs) if (r["scenario"], r["persona"]) == cell])
+             for cell in sorted({(r["scenario"], r["persona"]) for r in runs}, key=str)]
+    assert row["J_ci"] == pytest.approx(list(stratified_bootstrap(j, cells)), rel=1e-12)
+    by_persona = {r["persona"]: r["J_ci"] for r in aggregate(runs, ("agent", "persona"))}
+    operator = [r["scores"]["J"] for r in runs if r["persona"] == "operator"]
+    assert by_persona["operator"] == pytest.approx(list(stratified_bootstrap(operator, [np.arange(4)])), rel=1e-12)
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (apt-get install -y chromium)")
 def test_report_page_opens_in_headless_chromium_without_console_messages(two_folders, tmp_path):
     out = tmp_path / "report"

@@ -13,6 +13,7 @@ each cell's share. An interval needs at least two runs in every cell it pools; o
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -118,12 +119,22 @@ def _interval(stats: np.ndarray) -> tuple[float, float]:
     return lo, hi
 
 
-def _resampled_means(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
-    """The mean of each row of ``values`` (metrics × runs) in every bootstrap sample of ``picks``
-    (samples × runs): how often each run is drawn, times the values — one matrix product."""
+def _counts(picks: np.ndarray) -> np.ndarray:
+    """How often each run is drawn in each bootstrap sample of ``picks`` (samples × runs): the
+    means of every sample are then one matrix product."""
     samples, runs = picks.shape
     counts = np.bincount((np.arange(samples)[:, None] * runs + picks).ravel(), minlength=samples * runs)
-    return values @ counts.reshape(samples, runs).T / runs
+    return counts.reshape(samples, runs)
+
+
+@functools.lru_cache(maxsize=64)
+def _cell_counts(sizes: tuple[int, ...]) -> np.ndarray:
+    """The bootstrap draw counts of runs laid out cell after cell, for cells of these sizes: the
+    draw depends only on the sizes (a fixed seed), so groups of one shape share it."""
+    bounds = np.cumsum((0,) + sizes)
+    counts = _counts(_resample([np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:])]))
+    counts.setflags(write=False)  # shared by every caller
+    return counts
 
 
 def _intervals(stats: np.ndarray) -> list[list[float]]:
@@ -151,18 +162,25 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str]
     for run in runs:
         groups[tuple(run[k] for k in keys)].append(run)
     within = [k for k in strata if k not in keys]
-    rows = []
+    groups_out = []
     for key, members in sorted(groups.items()):
-        row = dict(zip(keys, key))
-        row["runs"] = len(members)
         cells = _cells(members, within)
-        row["cells"] = len(cells)
-        picks = _resample(cells)  # one draw for every metric of the group (the same as one per metric)
         values = np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
-        intervals = _intervals(_resampled_means(values, picks)) if picks is not None else [None] * len(METRICS)
-        for metric, mean, interval in zip(METRICS, values.mean(axis=1), intervals):
+        stats = None
+        if min(len(c) for c in cells) >= 2:  # one run in a cell says nothing about the spread
+            counts = np.empty((BOOTSTRAP_SAMPLES, len(members)))
+            counts[:, np.concatenate(cells)] = _cell_counts(tuple(len(c) for c in cells))
+            stats = values @ counts.T / len(members)
+        groups_out.append((key, len(members), len(cells), values.mean(axis=1), stats))
+    # every group's percentiles in one pass: one quantile call, not one per group
+    stacked = [stats for *_, stats in groups_out if stats is not None]
+    intervals = iter(_intervals(np.concatenate(stacked)) if stacked else [])
+    rows = []
+    for key, n, n_cells, means, stats in groups_out:
+        row = {**dict(zip(keys, key)), "runs": n, "cells": n_cells}
+        for metric, mean in zip(METRICS, means):
             row[metric] = float(mean)
-            row[f"{metric}_ci"] = interval
+            row[f"{metric}_ci"] = next(intervals) if stats is not None else None
         rows.append(row)
     return rows
 
