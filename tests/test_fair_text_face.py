@@ -298,6 +298,50 @@ def test_earlier_work_is_claimed_by_the_task_its_own_facts_point_at():
     assert seen.count("now counts for") == 1
 
 
+ROUND8_ABLATION_NOTE = (
+    "Ablation for Ingrid (1:1 Wed 15 Apr 10:00, E4.12; she decides whether TMA goes into the journal version). "
+    "Needed: mCE + clean top-1 for full / no-KD / no-TMA / neither on ImageNet-C. Full model: reuse paper Table 2 "
+    "(mCE 48.7, clean top-1 79.8), no re-eval. Evaluate the three checkpoints runs/abl_no_kd/ckpt_ep100.pt, "
+    "runs/abl_no_tma/ckpt_ep100.pt, runs/abl_neither/ckpt_ep100.pt with scripts/run_ablation.sh (15 corruptions x "
+    "5 severities), ~2h10 each, ~6.5 h total, needs GPUs 4-7 exclusively. Catch: Marco bumped "
+    "configs/eval/imagenet_c.yaml batch_size 128->512 in a41c9e7 (Thu 9 Apr); paper numbers used 128 + bf16. "
+    "Tue night 21:00-08:30 is Dana standing slot -> ablation fits there. Launch needs Dana OK first.")
+
+
+def test_earlier_work_waits_for_a_task_still_to_come_that_it_fits_better():
+    """Round 8: an ablation note written before anything came up went to Tomás's sweep (which
+    came up first and shares GPUs, slots and 'Table' with it). Now it waits for the task it fits
+    best: nothing takes it before the ablation check comes up."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    _step(env, "wait")
+    written = world.now
+    assert "linked to no matter yet" in _step(env, "write_note", text=ROUND8_ABLATION_NOTE)
+    ablation = world.by_id["t09_ablation_results"]
+    while not ablation.triggered:
+        _step(env, "wait")
+    assert world.by_id["t07_sweep"].active
+    assert not [e for e in world.log if e["type"] == "note" and e.get("written") == written and e["t"] <= ablation.trigger]
+
+
+def test_an_earlier_notes_work_counts_from_when_it_was_written():
+    """A note on the sale written at 09:10 and claimed when the heads-up task comes up at 17:30:
+    its unit of work ran from 09:10 (done by the claim), not from the claim."""
+    env = _env()
+    world = env.world
+    _step(env, "wait")
+    written = world.now
+    note = "Heads-up: that sale ends Tuesday at noon and there were 7 left; a design review then (free 08:45-09:15)."
+    assert "linked to no matter yet" in _step(env, "write_note", text=note)
+    task = world.by_id["t03_sale_alert"]
+    seen = ""
+    while not task.active:
+        seen += _step(env, "wait")
+    work = [e for e in world.log if e["type"] == "work" and e["task"] == task.spec.id]
+    assert [(e["start"], e["end"]) for e in work] == [(written, written + task.spec.work.minutes)]
+    assert task.units_done == 1 and not task.running and "now counts for" in seen
+
+
 def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
     """A clash the agent could see coming is refused (with the user's busy time), rather than
     announced by a complaint and then impossible to withdraw."""

@@ -192,9 +192,7 @@ class TextTools:
     def __init__(self, world: World):
         self.world = world
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
-        self.newly_active: list[TaskState] = []  # activated since the last settle()
         self._distinct: dict | None = None
-        world.on_activate.append(self._activated)
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -280,24 +278,20 @@ class TextTools:
             self._distinct = _distinctive(self.world.scenario)
         return self._distinct
 
-    def _activated(self, task: TaskState) -> None:
-        self.newly_active.append(task)
-
     def settle(self) -> None:
-        """After the clock moved: notes, messages and requests made before a task activated, and
-        linked to no matter, count for the task that came up now and fits them best — a note or
-        message that mentions it (``_claim_score``), a request for its action whose arguments
-        mostly match. Each goes to one task; the agent is told."""
+        """After the clock moved: notes, messages and requests made before a task came up, and
+        linked to no matter, count for the open task that came up since and fits them best — a
+        note or message that mentions it (``_claims``), a request for its action whose arguments
+        mostly match — unless a task still to come fits them better (they wait for it). Each goes
+        to one task; the agent is told."""
         w = self.world
-        fresh = [t for t in self.newly_active if t.active and not t.closed]
-        self.newly_active.clear()
-        for item in list(self.earlier) if fresh else ():
+        for item in list(self.earlier):
+            since = [t for t in self.open_tasks() if t.trigger >= item["t"]]
             if item["kind"] == "request":
-                scored = [(-_mismatch(t, item.get("args") or {}), t) for t in fresh
-                          if t.spec.action and t.spec.action.tool in item["requested"] and _fits(t, item)]
+                scored = [(-_mismatch(t, item.get("args") or {}), t) for t in since if t.spec.action
+                          and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item)]
             else:
-                scored = [(score, t) for t in fresh if not (item["kind"] == "message" and t.spec.noop)
-                          and (score := _claim_score(self.distinct, t.spec, item["text"])) >= CLAIM_SCORE]
+                scored = self._claims(item, since)
             if not scored:
                 continue
             task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
@@ -307,12 +301,30 @@ class TextTools:
                    f"for {matter.id}.")
             if item["kind"] == "request":
                 w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
-            elif item["kind"] == "note":
+            elif item["kind"] == "note":  # its unit of work ran from when it was written
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
-                self._work(task)
+                if task.spec.work.resource is None and not task.started:
+                    w.work_since(task, item["t"])
+                else:
+                    self._work(task)
             else:
                 w.present(task, item["text"], request=False)
             w.dirty.add(task.index)
+
+    def _claims(self, item: dict, since: list[TaskState]) -> list[tuple[int, TaskState]]:
+        """The open tasks that may claim an earlier note or message, with their scores — none if
+        a task still to come fits it better (it waits for that one; if that one never comes up,
+        the best of the others takes it then)."""
+        def score(t: TaskState) -> int:
+            if item["kind"] == "message" and t.spec.noop:
+                return 0
+            return _claim_score(self.distinct, t.spec, item["text"])
+
+        scored = [(s, t) for t in since if (s := score(t)) >= CLAIM_SCORE]
+        to_come = [score(t) for t in self.world.tasks if not t.triggered and not t.closed]
+        if scored and max(to_come, default=0) > max(s for s, _ in scored):
+            return []
+        return scored
 
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
         """A read credits the named matter's open task that needs the record (else its first

@@ -109,7 +109,6 @@ class World:
     grace: bool = False
     dirty: set[int] = field(default_factory=set)
     matters: dict[str, Matter] = field(default_factory=dict)
-    on_activate: list = field(default_factory=list)  # callbacks(task) when a task activates (the text face's)
 
     def __post_init__(self) -> None:
         s = self.scenario
@@ -315,8 +314,6 @@ class World:
         self._record("task_active", task=task.spec.id)
         if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
             self._say("Review point: a moment to look over open matters and what has changed.")
-        for callback in self.on_activate:
-            callback(task)
         return True
 
     def _bring_forward(self) -> None:
@@ -493,7 +490,8 @@ class World:
         earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
         return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
-    def _launch(self, task: TaskState, start: int, minutes: int, units: int, allocated: bool) -> None:
+    def _launch(self, task: TaskState, start: int, minutes: int, units: int, allocated: bool,
+                queue_done: bool = True) -> None:
         """Run ``units`` of the task's work for ``minutes`` from ``start`` (later if its
         resource is full: jobs beyond capacity queue)."""
         resource = task.spec.work.resource
@@ -506,7 +504,8 @@ class World:
         self.dirty.add(task.index)
         task.sleep_work = task.sleep_work or sleep
         self._pending_units[task.index] = units
-        self._queue.push(end, Q.WORK_DONE, task.index)
+        if queue_done:  # (else the caller finishes it at once: it ended before now)
+            self._queue.push(end, Q.WORK_DONE, task.index)
         self._record("work", task=task.spec.id, resource=resource, start=start, end=end, units=units,
                      allocated=allocated, sleep_time=sleep)
         if resource is not None and self.schedule.resource_busy[resource].overlaps(start, end):
@@ -599,6 +598,18 @@ class World:
     def work_unit(self, task: TaskState) -> None:
         if task.units_done < task.spec.work.units and not task.running:
             self._launch(task, self.now, task.spec.work.minutes, 1, allocated=False)
+
+    def work_since(self, task: TaskState, start: int) -> None:
+        """A unit of work the agent did from ``start``, before the task came up (an earlier note
+        it now counts for): it ends when it would have ended, now at the latest."""
+        if task.units_done >= task.spec.work.units or task.running or task.spec.work.resource is not None:
+            return
+        task.started = True
+        self._reach(task, "started")
+        finished = start + task.spec.work.minutes <= self.now
+        self._launch(task, start, task.spec.work.minutes, 1, allocated=False, queue_done=not finished)
+        if finished:
+            self._on_work_done(task)
 
     def defer(self, task: TaskState, until: int | None, plan: str = "") -> None:
         """An explicit postponement, with a follow-up at ``until`` (None: no time given)."""
