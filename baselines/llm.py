@@ -12,6 +12,7 @@ import json
 from collections import deque
 from typing import Any
 
+from proactive_env.envs.text import MAX_ACTION
 from proactive_env.scoring.client import ChatClient, Endpoint, LLMEndpointError, Usage
 
 PROMPT_VERSION = 2
@@ -132,11 +133,17 @@ class OpenAIAgent:
         self.extra_tool_calls += self._dropped
         self._call_id = call.id or f"call_{self._client.usage.calls}"  # some servers send no id
         name, arguments = call.function.name or "", call.function.arguments or "{}"
+        kept = arguments if len(arguments) <= MAX_ACTION else _oversized(arguments)  # never resent nor saved whole
         self._turns.append([{"role": "assistant", "content": message.content, "tool_calls": [
-            {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}])
+            {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": kept}}]}])
         sent = self._turns[-1][0]
         self.transcript.append({**sent, "tool_calls": [{**sent["tool_calls"][0], "id": self._saved_id(next_call=True)}]})
         return json.dumps({"name": name, "arguments": arguments})
+
+
+def _oversized(arguments: str) -> str:
+    """What the conversation keeps of arguments over the env's limit (the env refuses the call)."""
+    return json.dumps({"omitted": f"{len(arguments)} characters of arguments, over the limit of {MAX_ACTION}"})
 
 
 __all__ = ["LLMEndpointError", "OpenAIAgent", "SYSTEM_PROMPT"]

@@ -161,6 +161,22 @@ def test_malformed_tool_calls_come_back_as_errors(fresh):
     assert all(len(r["messages"]) <= 2 + 2 * 3 for r in fresh.requests)
 
 
+def test_oversized_arguments_are_neither_resent_nor_saved_whole(fresh):
+    """A model that answers with 3 MB of arguments each turn: the env refuses the call, and the
+    conversation (sent again each turn, saved in the trajectory) keeps a short stand-in, so the
+    requests and the transcript stay small."""
+    fresh.responder = lambda request: [tool_call("write_note", {"text": "x" * 3_000_000})]
+    agent = OpenAIAgent("test-model", base_url=fresh.base_url, retries=0, timeout=10, window=3)
+    env = gym.make("Proactivity-Monitor-Text-v0", persona="planner")
+    obs, info = env.reset(seed=0)
+    agent.reset(env.unwrapped, 0)
+    for _ in range(5):
+        obs, _, _, _, info = env.step(agent.act(obs, info))
+        assert obs.startswith("Error: ") and "at most 16384" in obs
+    assert max(len(json.dumps(r)) for r in fresh.requests) < 100_000
+    assert len(json.dumps(agent.trajectory_extras())) < 100_000
+
+
 def test_unreadable_answers_are_retried_and_counted(fresh):
     fresh.push(Reply(raw="not json at all"), Reply(status=503), [tool_call("wait", {})])
     agent = OpenAIAgent("test-model", base_url=fresh.base_url, retries=2, backoff=0.01, timeout=10)
