@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from proactive_env.sim import TaskState, Verb, World
+from proactive_env.sim.world import RUN_TOOL
 from proactive_env.spec import Depth, format_at
 
 from .base import action_index
@@ -69,6 +70,8 @@ class OracleAgent:
         if hold is not None:
             return Verb.DEFER if hold else None
         spec, work = t.spec, t.spec.work
+        if t.units_done < work.units and w.needs_run_ok(t):  # its run is the user's call: ask for it first
+            return Verb.PRESENT if w.asks_for_run(t) else None
         if not t.started:
             return self._launch(t, Verb.START)
         if t.units_done < work.units:
@@ -153,6 +156,10 @@ class TextOracleAgent(OracleAgent):
                 "what": spec.title, "resource": spec.work.resource, "start": format_at(start), **about}},
                 {"tool": "write_note", "arguments": {"text": text, **about}}]
         if verb is Verb.PRESENT:
+            if w.asks_for_run(t):
+                return [*self._reads(t), {"tool": "request_approval", "arguments": {
+                    "message": f"May I run '{spec.title}' on {spec.work.resource}?",
+                    "actions": [{"tool": RUN_TOOL, "args": {"resource": spec.work.resource}}], **about}}]
             if spec.action is not None and w.policy.rule(spec) == "approve":
                 return [*self._reads(t), {"tool": "request_approval", "arguments": {
                     "message": text, "actions": [{"tool": spec.action.tool, "args": spec.action.args}], **about}}]

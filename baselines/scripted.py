@@ -96,9 +96,20 @@ class _Greedy:
     def finishing(self, obs: dict[str, np.ndarray], slot: int) -> tuple[str, ...]:
         return self.finish
 
+    def asking(self, obs: dict[str, np.ndarray], slot: int) -> tuple[str, ...] | None:
+        """Before working: what to do instead while the task's run waits for the user's OK
+        (None: nothing, work on)."""
+        return None
+
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
         mask, tasks = obs["action_mask"], task_rows(obs)
         for slot in open_slots(obs):
+            asking = self.asking(obs, slot)
+            if asking is not None:
+                a = first_valid(mask, slot, asking)
+                if a:
+                    return a
+                continue
             a = first_valid(mask, slot, ("start", "continue"))
             if a:
                 return a
@@ -135,6 +146,12 @@ class PolicyFollowerAgent(_Greedy):
 
     name = "policy-follower"
     rule = staticmethod(stated_rule)
+
+    def asking(self, obs: dict[str, np.ndarray], slot: int) -> tuple[str, ...] | None:
+        row = task_rows(obs)[slot]
+        if not (row[F["run_needs_ok"]] and work_pending(row)):
+            return None
+        return () if row[F["approval_pending"]] or row[F["declined"]] else ("present",)
 
     def finishing(self, obs: dict[str, np.ndarray], slot: int) -> tuple[str, ...]:
         row = task_rows(obs)[slot]

@@ -116,6 +116,25 @@ def test_contended_resource_needs_the_users_words(tmp_path):
     assert "resources[0].complaint: expected the user's words" in error_of(tmp_path, data)
 
 
+def _experiments():
+    return yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "experiments.yaml").read_text())
+
+
+def test_a_run_that_is_a_matter_needs_every_persona_to_approve_or_delegate_it(tmp_path):
+    data = _experiments()
+    i = next(i for i, t in enumerate(data["tasks"]) if t["work"].get("category"))
+    data["personas"]["reviewer"]["rules"]["launch"] = "suggest"
+    assert (f"tasks[{i}].work.category: expected every persona to approve or delegate the run; reviewer may suggest it"
+            in error_of(tmp_path, data))
+
+
+def test_a_run_that_is_a_matter_is_on_a_resource_of_a_task_without_an_action(tmp_path):
+    data = _experiments()
+    i = next(i for i, t in enumerate(data["tasks"]) if t.get("action") and t["work"].get("resource") is None)
+    data["tasks"][i]["work"]["category"] = "launch"
+    assert f"tasks[{i}].work.category: expected work on a resource" in error_of(tmp_path, data)
+
+
 def test_unreachable_condition(tmp_path, monitor_data):
     target = next(t for t in monitor_data["tasks"] if t.get("action") is None)
     later = monitor_data["tasks"][-1]

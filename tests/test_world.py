@@ -164,3 +164,24 @@ def test_noops_world_stays_quiet(name):
     assert opened
     for run in runs("noop", name, "planner"):
         assert not {e.get("id") for e in run["log"] if e["type"] in ("record", "event")} & opened
+
+def test_a_run_the_user_decides_is_asked_for_on_the_structured_face_too():
+    """ALLOCATE of Tomás's sweep before Dana's OK is refused (and oversteps); PRESENT then asks
+    for the run without delivering results; once approved, ALLOCATE runs it."""
+    from proactive_env.sim import Verb
+    from proactive_env.spec import load_scenario
+
+    w = World(load_scenario("experiments"), "planner", np.random.default_rng(0))
+    sweep = w.by_id["t07_sweep"]
+    while not sweep.active:
+        w.advance()
+    w.advance_to(w.free_window(sweep)[0] - 30)
+    assert w.act(Verb.ALLOCATE, sweep.index) and not sweep.running
+    assert entries(w, "run_refused", task="t07_sweep") and entries(w, "trust", task="t07_sweep", over=True)
+    assert w.act(Verb.PRESENT, sweep.index)
+    asked = entries(w, "present", task="t07_sweep")[-1]
+    assert asked["run"] and asked["request"] == ["allocate_resource"] and not sweep.presented
+    while sweep.approval in (None, "pending"):
+        w.advance()
+    assert sweep.approval == "approve"
+    assert w.act(Verb.ALLOCATE, sweep.index) and sweep.running

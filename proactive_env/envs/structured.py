@@ -37,7 +37,7 @@ STATIC_FEATURES = (
 STATE_FEATURES = (
     "active", "closed", "evidence_read", "work_done", "work_running", "allocated", "followup_pending", "deferred",
     "presented", "approval_pending", "approved", "declined", "acknowledged", "executed", "execute_refused",
-    "assessed", "actionable",
+    "assessed", "actionable", "run_needs_ok",
 )
 CLOCK_DEPENDENT_FEATURES = ("urgency", "resource_busy_now")
 TASK_FEATURES = STATIC_FEATURES + STATE_FEATURES + CLOCK_DEPENDENT_FEATURES
@@ -74,11 +74,13 @@ class ProactivityEnv(gym.Env):
     first unit of work, which finishes later (a decision point); ``continue`` launches the next;
     ``allocate`` runs the rest in the next free window of its resource (the user's sleep first);
     ``defer`` sets a follow-up at the next time the user is reachable and the resource free,
-    ≥ 1 h ahead; ``present`` shows the work (an approval request where the task has an action);
-    ``execute`` applies the action. The valid
+    ≥ 1 h ahead; ``present`` shows the work (an approval request where the task has an action;
+    where running its work is the user's call and not yet approved, a request for the run, which
+    shows no results); ``execute`` applies the action. The valid
     actions are given by ``action_masks()`` and ``obs["action_mask"]``; a masked or out-of-range
     action is taken as NOOP and ``info["invalid_action"]`` is True. Execute is never masked for
-    lack of permission: the world refuses an unauthorised EXECUTE (and the attempt counts).
+    lack of permission: the world refuses an unauthorised EXECUTE (and the attempt counts); a
+    run the user has not approved is refused the same way, then masked until they do.
 
     ## Observation Space
 
@@ -86,13 +88,14 @@ class ProactivityEnv(gym.Env):
 
     * ``clock`` (9,): progress through the run, time of day, day, weekday, user available,
       asleep, busy, actions taken at this decision point, final grace point;
-    * ``tasks`` (19 × 45,): slot-major, ``obs["tasks"].reshape(19, 45)`` gives per task slot
+    * ``tasks`` (19 × 46,): slot-major, ``obs["tasks"].reshape(19, 46)`` gives per task slot
       what the agent can know of it: how it was triggered, whether it is latent, conditional,
       needs a resource or has a consequential action, the size of its work, its action category
       (one-hot), and its state (active, closed, evidence read, work done and running, allocated,
       follow-up pending, deferred, presented, approval pending/approved/declined/acknowledged,
       executed, refused, assessed — all its evidence read — and, once assessed, whether the
-      records call for anything: the NOOP judgement a reader would make), its urgency (how soon
+      records call for anything: the NOOP judgement a reader would make; and whether running its
+      work is the user's call, not yet given: ``present`` then asks for it), its urgency (how soon
       the user needs it: the task's needed-by time, else its deadline) and whether its resource
       is in the user's own use now. Slots are shuffled per seed;
     * ``resources`` (4 × 5,): per resource: present, in the user's own use now, within two hours,
@@ -134,7 +137,8 @@ class ProactivityEnv(gym.Env):
 
     * v0: initial release (scenario suite 0.1); suite 0.2: observation states the policy (rule
       table and feedback) instead of per-task depths, work takes time, seeds draw variants, and
-      the scorer judges from the event log.
+      the scorer judges from the event log; suite 0.4: a task feature says whether running its
+      work is the user's call not yet given (46 features per slot).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -364,7 +368,8 @@ class ProactivityEnv(gym.Env):
         self._tasks[t.index, _STATE] = (
             t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
             t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
-            approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop)
+            approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop,
+            world.needs_run_ok(t))
         if t.closed:
             self._tasks[t.index, _URGENCY] = 0.0
         self._mask[1 + t.index::MAX_TASKS] = world.valid_verbs(t)

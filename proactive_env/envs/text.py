@@ -157,7 +157,9 @@ matter if it has not come up yet; an action is refused until it has.
 and tells you when it finishes, with how many units are done of how many. A result counts fully only once all \
 its units are done: work (notes) before you deliver. Work that needs compute runs only \
 where you reserve it with allocate_resource (the note says so): a later time must be free of the user's own use; \
-started now while they use it, your work slows them down. The user judges what your notes and messages say, in your own words: pasting \
+started now while they use it, your work slows them down. Where the policy keeps launching jobs on their \
+compute for their OK, reserving it is that launch: ask first (request_approval listing allocate_resource; the \
+note says when). The user judges what your notes and messages say, in your own words: pasting \
 records is not work.
 - Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
 matter that competes with it for their time or their compute until that is over: postpone it with defer_task \

@@ -184,6 +184,8 @@ class RunScorer:
             task.texts.append(e["text"])
         elif kind == "present" and task is not None:
             self._present(task, e)
+        elif kind == "run_refused" and task is not None:  # a run the user decides, started without their OK
+            task.interventions.append(False)
         elif kind == "execute" and task is not None:
             self._execute(task, e)
             if not e["ok"] and e.get("reason") != "unauthorised":
@@ -232,6 +234,10 @@ class RunScorer:
 
     # ------------------------------------------------------------------ interventions
     def _present(self, task: _Task, e: dict) -> None:
+        if e.get("run"):  # asking for the task's run: an intervention, and none of its work delivered
+            task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
+            self._attend(task, e["t"])
+            return
         text = e.get("text")
         if text is not None:
             task.texts.append(text)

@@ -43,6 +43,12 @@ class PolicyState:
         return task.action is not None and not task.noop and (
             rule == "execute" or (rule == "approve" and self.answers.get(task.id) == "approve"))
 
+    def run_authorised(self, task: Task) -> bool:
+        """May the agent run the task's work on its resource now? Yes unless the run is a matter
+        the user decides (``work.category``) and they have neither delegated it nor said yes."""
+        category = task.work.category
+        return category is None or self.rules[category] == "execute" or self.answers.get(task.id) == "approve"
+
     def wanted(self, task: Task, persona: str) -> Depth:
         """The depth this user wants the task to end at, given what has been said so far."""
         if task.noop:

@@ -30,6 +30,7 @@ from .trust import TrustModel
 from .user import Decision, Rephraser, decide, reply
 
 FOLLOWUP_DELAY = 60  # a deferral looks at least an hour ahead
+RUN_TOOL = "allocate_resource"  # what an approval request names to ask for a task's run
 
 
 class Verb(IntEnum):
@@ -62,6 +63,7 @@ class TaskState:
     approval: str | None = None  # pending | approve | decline | acknowledge
     executed: bool = False
     exec_refused: bool = False  # refused; cleared when an approval arrives
+    run_refused: bool = False  # its run was refused (the user's call); cleared when an approval arrives
     competed: bool = False  # some of its work ran over the user's own use of the resource
     sleep_work: bool = False  # its work ran in the user's sleep
     read: set[str] = field(default_factory=set)  # evidence records read for it
@@ -298,7 +300,7 @@ class World:
             self.feedback.append(FeedbackEvent("revoked" if reason == "revocation" else "policy_change",
                                                self.now, category))
         self._record("policy_change", rules=dict(changed), reason=reason)
-        self.dirty.update(t.index for t in self.tasks if t.spec.category in changed)
+        self.dirty.update(t.index for t in self.tasks if t.spec.category in changed or t.spec.work.category in changed)
 
     def _on_trigger(self, task: TaskState) -> bool:
         return self.trigger_task(task) if not task.triggered else False
@@ -430,8 +432,11 @@ class World:
     def _decide(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision:
         spec = task.spec
         before = self.trust.value
-        verdict, rule = decide(task_tool=spec.action.tool if spec.action else None, requested=requested,
-                               rule=self.policy.rule(spec), declines=self.persona in spec.declines,
+        run = requested == (RUN_TOOL,) and spec.work.category is not None  # the run is what is decided
+        verdict, rule = decide(task_tool=RUN_TOOL if run else spec.action.tool if spec.action else None,
+                               requested=requested,
+                               rule=self.policy.rules[spec.work.category] if run else self.policy.rule(spec),
+                               declines=self.persona in spec.declines,
                                trust=before, competed=task.competed, sleep_work=task.sleep_work, rng=self.rng)
         decision = Decision(spec.id, requested, verdict, rule, self.now, before, self.trust.value)
         self.decisions.append(decision)
@@ -439,7 +444,7 @@ class World:
         self.policy.answer(spec.id, verdict)
         task.approval = verdict
         if verdict == "approve":
-            task.exec_refused = False
+            task.exec_refused = task.run_refused = False
             self._reach(task, "approved")
         self.feedback.append(FeedbackEvent(verdict, self.now, spec.category))
         self._say(self.reply_text(decision, what))
@@ -557,7 +562,10 @@ class World:
                 self.allocate(task, slot[0])
         elif verb is Verb.PRESENT:
             self.read_evidence(task)
-            self.present(task, None, request=task.spec.action is not None and not task.executed)
+            if self.asks_for_run(task):  # before a run the user decides: ask for it
+                self.present(task, None, request=True, requested=(RUN_TOOL,))
+            else:
+                self.present(task, None, request=task.spec.action is not None and not task.executed)
         elif verb is Verb.EXECUTE:
             self.read_evidence(task)
             self.execute(task, dict(task.spec.action.args))
@@ -567,7 +575,7 @@ class World:
         """Which of (start, continue, defer, allocate, present, execute) can be applied to ``t``."""
         if not t.active or t.closed:
             return _NOTHING_VALID
-        open_work = t.units_done < t.spec.work.units and not t.running
+        open_work = t.units_done < t.spec.work.units and not t.running and not (t.run_refused and self.needs_run_ok(t))
         return (not t.started, t.started and open_work, t.followup is None, open_work,
                 not t.presented, t.spec.action is not None and not t.executed and not t.exec_refused)
 
@@ -596,8 +604,24 @@ class World:
         self._reach(task, "started")
 
     def work_unit(self, task: TaskState) -> None:
-        if task.units_done < task.spec.work.units and not task.running:
+        if task.units_done < task.spec.work.units and not task.running and self.may_run(task):
             self._launch(task, self.now, task.spec.work.minutes, 1, allocated=False)
+
+    def needs_run_ok(self, task: TaskState) -> bool:
+        """Is the task's run a matter the user decides, not yet delegated nor approved?"""
+        return not self.policy.run_authorised(task.spec)
+
+    def may_run(self, task: TaskState) -> bool:
+        """The gate on running a task's work on its resource: an unapproved run the user decides
+        is refused, like an unauthorised execute (the user sees it as overstepping)."""
+        if not self.needs_run_ok(task):
+            return True
+        task.run_refused = True
+        self.dirty.add(task.index)
+        self._record("run_refused", task=task.spec.id, resource=task.spec.work.resource)
+        self._say(f"Refused: running that on {task.spec.work.resource} needs {self.scenario.user.name}'s OK first.")
+        self._react(task, aligned=False, over=True, cause="run")
+        return False
 
     def work_since(self, task: TaskState, start: int) -> None:
         """A unit of work the agent did from ``start``, before the task came up (an earlier note
@@ -621,27 +645,40 @@ class World:
             self._queue.push(until, Q.FOLLOWUP, task.index)
         self._record("defer", task=task.spec.id, until=until, plan=plan)
 
-    def allocate(self, task: TaskState, start: int) -> None:
-        """Reserve the task's resource from ``start`` and run all its remaining work there."""
+    def allocate(self, task: TaskState, start: int) -> bool:
+        """Reserve the task's resource from ``start`` and run all its remaining work there;
+        False if the run needs the user's OK first (refused)."""
+        if not self.may_run(task):
+            return False
         task.started = True
         self._reach(task, "started")
         units = task.spec.work.units - task.units_done
         self._launch(task, start, task.spec.work.minutes * units, units, allocated=True)
+        return True
+
+    def asks_for_run(self, task: TaskState) -> bool:
+        """Would showing the task now be asking for its run (its work not done, the run needing
+        the user's OK, no answer pending)?"""
+        return (task.units_done < task.spec.work.units and not task.running and self.needs_run_ok(task)
+                and task.approval not in ("pending", "decline"))
 
     def present(self, task: TaskState, text: str | None, request: bool, what: str | None = None,
                 requested: tuple[str, ...] | None = None) -> Decision | None:
         """Show the user the task's work (``text``; None: the structured face's composed work);
-        with ``request``, ask approval for the listed actions (default: the task's own)."""
+        with ``request``, ask approval for the listed actions (default: the task's own). A request
+        for the task's run (``RUN_TOOL``) asks for that alone: it delivers none of the work."""
         report = task.executed  # a report of an action already taken is not a suggestion
         self.dirty.add(task.index)
         request = request and not report
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
+        run = request and requested == (RUN_TOOL,) and task.spec.work.category is not None
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
-                     report=report)
+                     report=report, **({"run": True} if run else {}))
         if not report:
             self._intervene(task, Depth.SUGGEST)
-            task.presented = True
-            self._reach(task, "presented")
+            if not run:
+                task.presented = True
+                self._reach(task, "presented")
         if request:
             return self.request_decision(task, requested, what or _describe(requested))
         return None

@@ -225,6 +225,10 @@ class Work(Spec):
     units: int = Field(1, ge=1, le=20, description="Units of work; each runs for `minutes` once launched.")
     minutes: int = Field(30, ge=1, le=24 * 60, description="Minutes one unit runs (on the resource, if any).")
     resource: Identifier | None = None
+    category: Identifier | None = Field(None, description=(
+        "Where running this work on its resource is itself a kind of matter the user decides (e.g. launching a "
+        "job they did not ask for): that category's rule governs the run — execute: delegated; approve: it "
+        "needs the user's OK first. None: running it is part of preparing the task."))
 
 
 class Fact(Spec):

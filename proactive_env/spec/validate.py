@@ -160,6 +160,7 @@ def _references(s: Scenario) -> Iterator[Problem]:
                     yield (f"{path}.evidence[{j}]",
                            f"expected evidence that exists when the task is triggered; {rec!r} appears at {format_at(seen)}")
         yield from ref(f"{path}.work.resource", task.work.resource, resources, "resources")
+        yield from _run_category(s, f"{path}.work.category", task)
         if task.action:
             yield from ref(f"{path}.action.tool", task.action.tool, execute_tools, "execute tools")
             for j, name in enumerate(task.action.free_text):
@@ -191,6 +192,26 @@ def _references(s: Scenario) -> Iterator[Problem]:
             yield f"variants.distractors[{i}]", f"expected the id of one of the scenario's tasks, got {task_id!r}"
         elif not task.noop or task.requires or any(task_id in (c.task for c in t.requires) for t in s.tasks):
             yield f"variants.distractors[{i}]", "expected an unconditional NOOP task that no other task requires"
+
+
+def _run_category(s: Scenario, path: str, task: Task) -> Iterator[Problem]:
+    """A run that is a matter of its own: on a resource, of a task with no action of its own (the
+    user's answer on the task is the answer on its run), and one every persona delegates or
+    approves (a run the user only wants suggested could never produce its results)."""
+    category = task.work.category
+    if category is None:
+        return
+    if category not in s.categories:
+        yield path, f"expected the id of one of the scenario's categories, got {category!r}"
+    elif task.work.resource is None:
+        yield path, "expected work on a resource (work.resource): only a run on a resource is a matter of its own"
+    elif task.action is not None:
+        yield path, "expected a task without an action: the user's answer on the task would be ambiguous"
+    else:
+        for persona in s.personas:
+            wrong = sorted(set(rules_of(s, persona, category)) - {"approve", "execute"})
+            if wrong:
+                yield path, f"expected every persona to approve or delegate the run; {persona} may {wrong[0]} it"
 
 
 def _all_text(record) -> str:
