@@ -383,6 +383,91 @@ def test_a_run_the_user_delegated_needs_no_ok():
     assert not [e for e in env.world.log if e["type"] == "run_refused"]
 
 
+def test_a_request_for_the_ablation_goes_to_the_ablation_not_to_a_run_awaiting_an_ok():
+    """Round 10: listing allocate_resource beside launch_job sent the ablation request to the
+    sweep's run (which awaits Dana's OK) and got "nothing here to approve"."""
+    env, sweep = _open_sweep("reviewer")
+    world = env.world
+    ablation = world.by_id["t06_ablation_queue"]
+    while not ablation.active:
+        _step(env, "wait")
+    result = _step(env, "request_approval", message="May I queue Ingrid's ablation for tonight's slot?",
+                   actions=[{"tool": "allocate_resource", "args": {"resource": "gpu_server"}},
+                            {"tool": "launch_job", "args": ablation.spec.action.args}])
+    assert "[your request: approved]" in result and ablation.approval == "approve" and sweep.approval is None
+
+
+def test_a_run_asked_with_another_matters_action_is_asked_alone_and_the_rest_waits():
+    env, sweep = _open_sweep("reviewer")
+    world = env.world
+    booking = world.by_id["t08_book_wednesday"]
+    assert not booking.active
+    result = _step(env, "request_approval", message="Book Wednesday night and run Tomás's sweep there.",
+                   actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
+                            {"tool": "allocate_resource", "args": {"resource": "gpu_server"}}], about="t07_sweep")
+    assert "book_gpu_slot: kept for the matter whose work it is" in result and sweep.approval == "approve"
+    while not booking.active:
+        _step(env, "wait")
+    assert booking.approval in ("approve", "pending")
+
+
+def test_a_request_listing_another_open_matters_action_is_not_sent():
+    """One matter per request: queueing the ablation and cancelling the stale job in one request
+    is returned to the agent, saying which action is another matter's, before the user is asked."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    ablation, stale = world.by_id["t06_ablation_queue"], world.by_id["t05_stale_job"]
+    while not (ablation.active and stale.active):
+        _step(env, "wait")
+    result = _step(env, "request_approval", message="Queue the ablation and cancel 48102",
+                   actions=[{"tool": "launch_job", "args": ablation.spec.action.args},
+                            {"tool": "cancel_job", "args": stale.spec.action.args}])
+    assert result.startswith("Error: request_approval: not sent — cancel_job is the work of another open matter")
+    assert ablation.approval is None and stale.approval is None
+
+
+def test_a_note_filed_under_a_notice_goes_only_to_a_matter_about_what_it_brought():
+    """Round 10: a note filed under the calibration file's notice went to the apl-gpu01
+    maintenance email by shared words. Filed under a notice, a note waits only for a matter whose
+    records include what the notice brought."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    notice = world.raise_matter("New file: results/distill_v3_ep60_calibration.json", [],
+                                records=("calibration_result",))
+    text = ("File notice: results/distill_v3_ep60_calibration.json landed on apl-gpu02; nothing on the apl-gpu01 "
+            "maintenance Thursday morning affects it.")
+    result = _step(env, "write_note", text=text, about=notice.id)
+    assert f"under {notice.id} (if a matter about what {notice.id} brought comes up" in result
+    maintenance = world.by_id["t11_maintenance_noop"]
+    while not (maintenance.active or world.done):
+        _step(env, "wait")
+    _step(env, "wait")
+    assert maintenance.active
+    claimed = [e["task"] for e in world.log if e["type"] == "note" and e.get("text") == text and e.get("task")]
+    assert all("calibration_result" in world.by_id[t].spec.evidence for t in claimed)
+
+
+def test_an_action_on_a_matter_that_is_over_says_so_and_when():
+    """Round 9: a claim approved but filed after its matter closed got "no matter open now calls
+    for this action", with no hint that the matter was over."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    bill = world.by_id["t01_energy_bill"]
+    matter = world.matter_of(bill)
+    while not bill.closed:
+        _step(env, "wait")
+    result = _step(env, bill.spec.action.tool, **bill.spec.action.args, about=matter.id)
+    assert f"refused — {matter.id} is over for this action: it was needed by" in result
+
+
+def test_review_lines_are_said_once_a_minute():
+    env = _env("experiments", "reviewer")
+    seen = ""
+    while env.world.now < 2 * 1440:
+        seen += _step(env, "wait")
+    assert seen.count("[D2 (Tue 14 Apr) 08:30] Review point") + seen.count("[D2 (Tue 14 Apr) 08:30] Daily review") == 1
+
+
 def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
     """A clash the agent could see coming is refused (with the user's busy time), rather than
     announced by a complaint and then impossible to withdraw."""
@@ -394,5 +479,7 @@ def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
     start = next(m for m in range(world.now + 60, world.now + 2880, 15) if busy.contains(m))
     result = _step(env, "allocate_resource", what="calibration eval", resource="gpu_server",
                    start=world.clock_text(start), about="m1")
-    assert result.startswith("Error: allocate_resource: Dana uses gpu_server during") and not world.by_id[
+    a, b = next((a, b) for a, b in busy.spans if a <= start < b)  # the user's own use, not the reservation asked
+    assert result.startswith("Error: allocate_resource: the work needs 45 min from") and not world.by_id[
         "t14_calibration"].running
+    assert f"Dana uses gpu_server {world.clock_text(a)}–{world.clock_text(b)}; reserve a time it is free" in result

@@ -153,7 +153,7 @@ already carried out is not a suggestion. Noticing that nothing needs doing, and 
 them out once the user approves that request. Execute unasked only where the policy says "just do it". A \
 request or an action goes to the matter whose work it is (the action it names). A request waits for that \
 matter if it has not come up yet; an action is refused until it has.
-- Work: a note on a matter is work on it. Each note launches one unit of its work, which runs for a while \
+- Work: a note on a matter is work on it. Each note launches one unit of its work (one at a time), which runs for a while \
 and tells you when it finishes, with how many units are done of how many. A result counts fully only once all \
 its units are done: work (notes) before you deliver. Work that needs compute runs only \
 where you reserve it with allocate_resource (the note says so): a later time must be free of the user's own use; \

@@ -267,6 +267,9 @@ class TextTools:
         else:
             matter = named
         if matter is not None:
+            if kept and task is None:  # a notice with nothing of its own to do
+                return (f" under {matter.id} (if a matter about what {matter.id} brought comes up, it counts for "
+                        f"that one, and you are told)")
             return f" under {matter.id}"
         if kept:  # a note or message: it waits for a matter it concerns
             return " (linked to no matter yet: it counts for one it concerns if that comes up, and you are told)"
@@ -321,8 +324,11 @@ class TextTools:
                 return 0
             return _claim_score(self.distinct, t.spec, item["text"])
 
-        scored = [(s, t) for t in since if (s := score(t)) >= CLAIM_SCORE]
-        to_come = [score(t) for t in self.world.tasks if not t.triggered and not t.closed]
+        def about_the_notice(t: TaskState) -> bool:
+            return "records" not in item or bool(set(item["records"]) & set(t.spec.evidence))
+
+        scored = [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= CLAIM_SCORE]
+        to_come = [score(t) for t in self.world.tasks if not t.triggered and not t.closed and about_the_notice(t)]
         if scored and max(to_come, default=0) > max(s for s, _ in scored):
             return []
         return scored
@@ -411,11 +417,15 @@ class TextTools:
     def _keep(self, kind: str, text: str, about: Any) -> bool:
         """A note or message that went to no matter waits for one it concerns — unless the agent
         named a matter that had work of its own (then it meant that one, whose work is over); one
-        filed under a bare notice (nothing of its own to do) is a follow-up and waits too."""
+        filed under a bare notice (nothing of its own to do) is a follow-up and waits for a matter
+        about what that notice brought (its records)."""
         named = self.matter(about)
         if named is not None and named.tasks:  # it meant that matter, whose own work is over
             return False
-        self.earlier.append({"kind": kind, "text": text, "t": self.world.now})
+        item = {"kind": kind, "text": text, "t": self.world.now}
+        if named is not None:  # filed under a notice: only a matter about what that notice brought takes it
+            item["records"] = named.records
+        self.earlier.append(item)
         return True
 
     def _work(self, task: TaskState) -> str:
@@ -479,18 +489,42 @@ class TextTools:
         if task is None:
             w._record("message", text=message, request=list(requested))
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
+        if RUN_TOOL in requested and not w.needs_run_ok(task):  # reserving compute needs no OK here: not asked
+            requested = tuple(r for r in requested if r != RUN_TOOL) or requested
+        split = ""
+        if w.needs_run_ok(task) and RUN_TOOL in requested and len(requested) > 1:  # the run asked on its own
+            rest = tuple(r for r in requested if r != RUN_TOOL and r in w.tools)
+            requested = (RUN_TOOL,)
+            if rest:  # the other actions wait for the matter whose work they are
+                self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": rest,
+                                     "args": tool_args})
+                split = f" ({', '.join(rest)}: kept for the matter whose work it is; you will be told)"
+        elsewhere = self._elsewhere(task, requested)
+        if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
+            raise ToolError(f"request_approval: not sent — {', '.join(elsewhere)} is the work of another open matter; "
+                            f"one matter per request: ask for it on its own")
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
-            return f"Request{self._linked(task, about)} queued: the user will decide when available."
-        return f"Request{self._linked(task, about)} sent; the answer follows."
+            return f"Request{self._linked(task, about)} queued: the user will decide when available.{split}"
+        return (f"Request{self._linked(task, about)} sent; {w.scenario.user.name} answered at once (the reply is "
+                f"below).{split}")
+
+    def _elsewhere(self, task: TaskState, requested: tuple[str, ...]) -> list[str]:
+        """Tools a request lists that are not this task's to ask for but another open task's action."""
+        own = {task.spec.action.tool} if task.spec.action else set()
+        if task.spec.work.category is not None:
+            own.add(RUN_TOOL)
+        others = {t.spec.action.tool for t in self.open_tasks() if t is not task and t.spec.action and not t.executed}
+        return sorted({r for r in requested if r not in own and r in others})
 
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str) -> TaskState | None:
         """The open task whose action is one of ``tools`` and not done: in the named matter if it
         has one, else any (best argument match). The action named is the more specific statement."""
         w = self.world
         matter = self.matter(about)
-        acting = [t for t in self.open_tasks() if (t.spec.action and t.spec.action.tool in tools and not t.executed)
-                  or (RUN_TOOL in tools and w.needs_run_ok(t) and t.units_done < t.spec.work.units)]
+        acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
+        if not acting and RUN_TOOL in tools:  # a request for a run the user decides (an action named wins)
+            acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
         mine = [t for t in acting if matter is not None and t.index in matter.tasks]
         for pool in (mine, acting):
             best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
@@ -508,6 +542,9 @@ class TextTools:
         task = self._action_task((name,), call_args, about, f"{name} {json.dumps(call_args, ensure_ascii=False)}")
         if task is None:
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason="no_matter")
+            over = self._closed_for(name, about)
+            if over:
+                raise ToolError(f"{name}: refused — {over}")
             raise ToolError(f"{name}: refused — no matter open now calls for this action (an action that a "
                             f"matter needs later can be carried out once it comes up)")
         if task.executed:
@@ -520,6 +557,22 @@ class TextTools:
         if reason is not None:
             raise ToolError(f"{name}: refused — {reason}")
         return f"Done: {name}{self._linked(task, about)}."
+
+    def _closed_for(self, tool: str, about: Any) -> str:
+        """Why an action on a named matter is refused when that matter's work with it is over."""
+        matter = self.matter(about)
+        if matter is None:
+            return ""
+        closed = [self.world.tasks[i] for i in matter.tasks if self.world.tasks[i].closed
+                  and self.world.tasks[i].spec.action and self.world.tasks[i].spec.action.tool == tool]
+        if not closed:
+            return ""
+        task = closed[-1]
+        if task.executed:
+            return f"{matter.id}: this was already done"
+        at = next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
+                  task.spec.deadline)
+        return f"{matter.id} is over for this action: it was needed by {self.world.clock_text(at)}"
 
     # ------------------------------------------------------------------ time
     def _tool_schedule_followup(self, args: dict) -> str:
@@ -575,8 +628,11 @@ class TextTools:
                             f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
         if start > w.now and not w.schedule.resource_free(resource, start, start + duration):
             # a clash the agent can see coming is refused, not announced and then kept
-            raise ToolError(f"allocate_resource: {w.scenario.user.name} uses {resource} during "
-                            f"{w.clock_text(start)}–{w.clock_text(start + duration)}; reserve a time it is free")
+            busy = w.schedule.resource_busy[resource]
+            a, b = next((a, b) for a, b in busy.spans if a < start + duration and b > start)  # the user's own use
+            raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}, and "
+                            f"{w.scenario.user.name} uses {resource} {w.clock_text(a)}–{w.clock_text(b)}; "
+                            f"reserve a time it is free")
         w.allocate(task, start)  # from now, over the user's own use, it slows them down (as work does on any face)
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
 

@@ -80,6 +80,7 @@ class Matter:
     raised: int
     tasks: list[int] = field(default_factory=list)  # the tasks it concerns (hidden from the agent)
     own: bool = False  # taken up by the agent, not raised by an event
+    records: tuple[str, ...] = ()  # the records its event brought
 
 
 @dataclass(slots=True)
@@ -111,6 +112,7 @@ class World:
     grace: bool = False
     dirty: set[int] = field(default_factory=set)
     matters: dict[str, Matter] = field(default_factory=dict)
+    reviewed_at: int = -1  # the minute a review line was last said
 
     def __post_init__(self) -> None:
         s = self.scenario
@@ -176,6 +178,12 @@ class World:
     def _say(self, text: str) -> None:
         self.inbox.append(f"[{self.clock_text()}] {text}")
 
+    def _review_once(self, text: str) -> None:
+        """A review line, said once a minute however many reviews fall on it."""
+        if self.reviewed_at != self.now:
+            self.reviewed_at = self.now
+            self._say(text)
+
     def clock_text(self, minute: int | None = None) -> str:
         """'D10 (Wed 11 Mar) 08:30': the scenario day, the weekday and date, the time."""
         return clock_text(self.scenario.start_date, self.now if minute is None else minute)
@@ -230,7 +238,7 @@ class World:
         if kind is Q.REVIEW:
             if not self.schedule.available(self.now):
                 return False
-            self._say("Daily review: a moment to look over open matters.")
+            self._review_once("Daily review: a moment to look over open matters.")
             return True
         if kind is Q.WAKE:
             self._say(f"Follow-up you scheduled: {self._wake_notes[payload]}".rstrip(": "))
@@ -259,7 +267,7 @@ class World:
         for rid in ev.reveals:
             if self.store.show(rid):
                 self._record("record", id=rid, version=self.store.version[rid])
-        matter = self.raise_matter(headline(ev.text), self._tasks_raised_by(ev))
+        matter = self.raise_matter(headline(ev.text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
         self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {ev.text}")
         self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
         change = ev.policy_change
@@ -278,8 +286,8 @@ class World:
                 if (t.spec.trigger.type == "event" and t.spec.trigger.event == ev.id)
                 or (voiced and t.spec.trigger.type == "user" and t.trigger == self.now)]
 
-    def raise_matter(self, title: str, tasks: list[int], own: bool = False) -> Matter:
-        matter = Matter(f"m{len(self.matters) + 1}", title, self.now, list(tasks), own)
+    def raise_matter(self, title: str, tasks: list[int], own: bool = False, records: tuple[str, ...] = ()) -> Matter:
+        matter = Matter(f"m{len(self.matters) + 1}", title, self.now, list(tasks), own, records)
         self.matters[matter.id] = matter
         if own:
             self._record("matter", id=matter.id, title=title, tasks=[self.tasks[i].spec.id for i in tasks])
@@ -315,7 +323,7 @@ class World:
         self.dirty.add(task.index)
         self._record("task_active", task=task.spec.id)
         if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
-            self._say("Review point: a moment to look over open matters and what has changed.")
+            self._review_once("Review point: a moment to look over open matters and what has changed.")
         return True
 
     def _bring_forward(self) -> None:
