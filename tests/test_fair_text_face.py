@@ -11,6 +11,7 @@ from proactive_env.baselines import TextOracleAgent, make_agent
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.evaluate import play
 from proactive_env.scoring.judge import states
+from proactive_env.scoring.metrics import RunScorer
 from proactive_env.scoring.trajectory import rescore
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names
 from proactive_env.spec.models import Fact
@@ -254,7 +255,7 @@ def test_without_about_a_call_never_lands_on_a_matter_already_raised():
 def test_a_postponement_linked_to_nothing_still_wakes_the_agent():
     env = _env()
     _step(env, "wait")
-    assert "not linked" in _step(env, "defer_task", what="something unrelated", plan="later", until="D1 12:00")
+    assert "linked to no matter yet" in _step(env, "defer_task", what="something unrelated", plan="later", until="D1 12:00")
     seen = "".join(_step(env, "wait") for _ in range(4))
     assert "[D1 (Mon 2 Mar) 12:00] Follow-up you scheduled: postponed: something unrelated" in seen
 
@@ -458,6 +459,53 @@ def test_an_action_on_a_matter_that_is_over_says_so_and_when():
         _step(env, "wait")
     result = _step(env, bill.spec.action.tool, **bill.spec.action.args, about=matter.id)
     assert f"refused — {matter.id} is over for this action: it was needed by" in result
+
+
+def test_a_postponement_made_before_its_task_comes_up_counts_for_it():
+    """Round 9: the duplicate charge, spotted in the records before the morning review raised it,
+    was explicitly postponed past Chris's lunch, but the deferral was linked to nothing and TA's
+    'later' failed. It now counts for the task when that comes up."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    charge = world.by_id["t02_duplicate_charge"]
+    while world.now < 1940:
+        _step(env, "wait")
+    assert not charge.active
+    result = _step(env, "defer_task", what="the duplicate Greenleaf Grocers charge (GBP 64.35 twice, auth 884213)",
+                   until="D2 13:30", plan="Dispute the duplicate Greenleaf charge after the Priya reply is done.")
+    assert "linked to no matter yet" in result
+    while not world.done:
+        _step(env, "wait")
+    assert [e["until"] for e in world.log if e["type"] == "defer" and e["task"] == "t02_duplicate_charge"] == [
+        1440 + 13 * 60 + 30]
+    lunch = next(d for d in env.trajectory(agent="test")["scores"]["ta_decisions"] if d["id"] == "ta_tuesday_lunch")
+    assert lunch["later"]
+
+
+def test_an_earlier_message_a_task_claims_is_dated_when_it_was_sent():
+    """Round 9: a 'tax paid' message sent on Friday was claimed on Saturday by the set-aside task
+    when it came up inside the rent window, and counted as showing it then (TA failed)."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    setaside = world.by_id["t14_tax_setaside"]
+    while world.now < 4 * 1440 + 12 * 60 + 45:
+        _step(env, "wait")
+    sent = world.now
+    text = ("Bills & Tax 6082 is left with about GBP 73.80 after the GBP 1,846.20 HMRC payment; the second payment "
+            "on account of GBP 643.10 is due 31 Jul 2026.")
+    _step(env, "message_user", text=text)
+    while not world.done:
+        _step(env, "wait")
+    shown = [e for e in world.log if e["type"] == "present" and e.get("text") == text]
+    assert [(e["task"], e["sent"]) for e in shown] == [(setaside.spec.id, sent)] and shown[0]["t"] > sent
+
+    def competed(log):
+        scorer = RunScorer(world.scenario, "operator")
+        scorer.feed(log)
+        return next(d for d in scorer.decisions if d.spec.id == "ta_saturday_rent").competed
+
+    assert not competed(world.log)  # seen on Saturday morning, before the rent window
+    assert competed([{k: v for k, v in e.items() if k != "sent"} for e in world.log])  # as it was scored before
 
 
 def test_review_lines_are_said_once_a_minute():

@@ -249,9 +249,10 @@ class RunScorer:
         task.shown.append(text or "")
         task.clear.append(text is None or self._clear(text))
         task.requested |= bool(e.get("request"))
+        seen = e.get("sent", e["t"])  # an earlier message the task claimed was seen when it was sent
         if task.delivered_at is None:
-            self._deliver(task, e["t"])
-        self._attend(task, e["t"])
+            self._deliver(task, seen)
+        self._attend(task, seen)
 
     def _deliver(self, task: _Task, t: int) -> None:
         task.delivered_at = t

@@ -305,14 +305,17 @@ class TextTools:
                    f"for {matter.id}.")
             if item["kind"] == "request":
                 w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
+            elif item["kind"] == "postponement":  # made before the task came up, still ahead
+                if item["until"] is None or item["until"] > w.now:
+                    w.defer(task, item["until"], item["plan"])
             elif item["kind"] == "note":  # its unit of work ran from when it was written
                 w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
                 if task.spec.work.resource is None and not task.started:
                     w.work_since(task, item["t"])
                 else:
                     self._work(task)
-            else:
-                w.present(task, item["text"], request=False)
+            else:  # the user saw it when it was sent
+                w.present(task, item["text"], request=False, sent=item["t"])
             w.dirty.add(task.index)
 
     def _claims(self, item: dict, since: list[TaskState]) -> list[tuple[int, TaskState]]:
@@ -320,7 +323,7 @@ class TextTools:
         a task still to come fits it better (it waits for that one; if that one never comes up,
         the best of the others takes it then)."""
         def score(t: TaskState) -> int:
-            if item["kind"] == "message" and t.spec.noop:
+            if item["kind"] in ("message", "postponement") and t.spec.noop:
                 return 0
             return _claim_score(self.distinct, t.spec, item["text"])
 
@@ -414,7 +417,7 @@ class TextTools:
             return f"Noted{self._linked(task, about, kept=kept)}."
         return f"Noted{self._linked(task, about)}.{self._work(task)}"
 
-    def _keep(self, kind: str, text: str, about: Any) -> bool:
+    def _keep(self, kind: str, text: str, about: Any, **extra) -> bool:
         """A note or message that went to no matter waits for one it concerns — unless the agent
         named a matter that had work of its own (then it meant that one, whose work is over); one
         filed under a bare notice (nothing of its own to do) is a follow-up and waits for a matter
@@ -422,7 +425,7 @@ class TextTools:
         named = self.matter(about)
         if named is not None and named.tasks:  # it meant that matter, whose own work is over
             return False
-        item = {"kind": kind, "text": text, "t": self.world.now}
+        item = {"kind": kind, "text": text, "t": self.world.now, **extra}
         if named is not None:  # filed under a notice: only a matter about what that notice brought takes it
             item["records"] = named.records
         self.earlier.append(item)
@@ -593,15 +596,18 @@ class TextTools:
             raise ToolError(f"defer_task: expected 'until' after now ({w.clock_text(w.now)}) and before the run ends")
         about = args.get("about")
         task = self.attribute(what, about=about, postpone=True, until=until)  # what is postponed, not why
+        kept = False
         if task is None:
             w._record("defer", task=None, until=until, plan=plan)
             if until is not None:  # the agent's plan stands: it is woken then
                 w.wake_at(until, f"postponed: {headline(what, 60)}")
+            # a postponement of something not come up yet counts for it when it does
+            kept = self._keep("postponement", f"{what} {plan}", about, until=until, plan=plan)
         else:
             w.defer(task, until, plan)
             w.dirty.add(task.index)
         when = f" to {w.clock_text(until)}" if until is not None else " without a time"
-        return f"Deferred{self._linked(task, about)}{when}."
+        return f"Deferred{self._linked(task, about, kept=kept)}{when}."
 
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")

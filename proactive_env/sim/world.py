@@ -671,7 +671,7 @@ class World:
                 and task.approval not in ("pending", "decline"))
 
     def present(self, task: TaskState, text: str | None, request: bool, what: str | None = None,
-                requested: tuple[str, ...] | None = None) -> Decision | None:
+                requested: tuple[str, ...] | None = None, sent: int | None = None) -> Decision | None:
         """Show the user the task's work (``text``; None: the structured face's composed work);
         with ``request``, ask approval for the listed actions (default: the task's own). A request
         for the task's run (``RUN_TOOL``) asks for that alone: it delivers none of the work."""
@@ -681,7 +681,7 @@ class World:
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
         run = request and requested == (RUN_TOOL,) and task.spec.work.category is not None
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
-                     report=report, **({"run": True} if run else {}))
+                     report=report, **({"run": True} if run else {}), **({"sent": sent} if sent is not None else {}))
         if not report:
             self._intervene(task, Depth.SUGGEST)
             if not run:
