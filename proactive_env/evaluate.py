@@ -29,6 +29,7 @@ unreachable endpoint or an unwritable folder stops an evaluation — everything 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -162,6 +163,13 @@ def run_record(key: RunKey, trajectory: dict, label: str | None = None) -> dict:
 
 # ---------------------------------------------------------------------------------- configuration
 def _sha256(path: Path) -> str:
+    stat = path.stat()
+    return _sha256_of(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_of(path: Path, mtime_ns: int, size: int) -> str:
+    """A file's digest, once per version of it (the runs of one configuration share the files)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -171,7 +179,12 @@ def _sha256(path: Path) -> str:
 
 def code_version() -> dict:
     """The package version (part of every run's configuration) and, informationally, the git
-    commit of a source checkout."""
+    commit of a source checkout (asked of git once per process)."""
+    return dict(_code_version())
+
+
+@functools.lru_cache(maxsize=1)
+def _code_version() -> dict:
     from . import __version__
 
     version = {"package": __version__}
