@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from proactive_env.sim import TaskState
+from proactive_env.spec import format_at
 
 from .oracle import TextOracleAgent
 from .scripted import F, PolicyFollowerAgent, _Greedy, first_valid, open_slots, task_rows
+from .text_scripted import TextScriptedAgent
 
 
 class DeferEverythingAgent(PolicyFollowerAgent):
@@ -195,5 +197,33 @@ class BroadcastEarlyAgent(TextOracleAgent):
         return json.dumps(self.pending.popleft())
 
 
+class PostponeEarlyAgent(TextScriptedAgent):
+    """The text policy-follower, plus a postponement of every record's subject to a day later as
+    the record appears, linked to no matter: a bet that postponements kept for matters not yet
+    come up buy TA's "later" without any judgement of timing."""
+
+    name = "postpone-early"
+
+    def __init__(self) -> None:
+        super().__init__(PolicyFollowerAgent())
+        self.name = PostponeEarlyAgent.name
+
+    def reset(self, env: Any, seed: int) -> None:
+        super().reset(env, seed)
+        self.postponed: set[str] = set()
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        w = self.world
+        if not self.pending:
+            until = min(w.now + 1440, w.scenario.end_minute - 1)
+            for rid in sorted(w.store.visible - self.postponed):
+                self.postponed.add(rid)
+                if until > w.now:
+                    self.pending.append({"tool": "defer_task", "arguments": {
+                        "what": w.store.view(rid).render(), "until": format_at(until), "plan": "Later."}})
+        return json.dumps(self.pending.popleft()) if self.pending else super().act(obs, info)
+
+
 STRUCTURED = (DeferEverythingAgent, AllocateEverythingAgent, PersonaBlindAgent, AskOnEverythingAgent, PrepareOnlyAgent)
-TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent, BroadcastEarlyAgent)
+TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent, BroadcastEarlyAgent,
+        PostponeEarlyAgent)

@@ -12,7 +12,8 @@ from proactive_env.baselines import ADVERSARIES, SCRIPTED
 from proactive_env.spec import PERSONAS
 
 ONE_SEED = (0,)
-TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early"}
+TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early",
+                    "postpone-early"}
 
 
 def test_defer_everything_loses_ta_and_gains_nothing_over_the_policy_follower():
@@ -48,6 +49,13 @@ def test_broadcasting_every_record_early_earns_no_credit_from_kept_work():
     the user in advance, linked to nothing, must not buy content or depth."""
     assert suite_mean("broadcast-early", "TC", seeds=ONE_SEED) <= 20
     assert suite_mean("broadcast-early", "J", seeds=ONE_SEED) <= suite_mean("paste-the-records", "J", seeds=ONE_SEED)
+
+
+def test_postponing_every_record_early_buys_no_temporal_allocation():
+    """Postponements kept for matters not yet come up count when they come up: postponing every
+    record's subject in advance, on top of the policy-follower, must not buy TA's "later"."""
+    assert suite_mean("postpone-early", "TA", seeds=ONE_SEED) <= 0.1
+    assert suite_mean("postpone-early", "J", seeds=ONE_SEED) <= suite_mean("text-policy-follower", "J", seeds=ONE_SEED) + 0.02
 
 
 def test_claim_spam_breaks_constraints():

@@ -624,10 +624,6 @@ class TextTools:
         duration = w.remaining_minutes(task)
         if task.units_done >= task.spec.work.units or task.running:
             raise ToolError("allocate_resource: that work is already done or running")
-        if w.needs_run_ok(task):  # refused, and the user sees it as overstepping
-            w.may_run(task)
-            raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
-                            f"OK first: ask with request_approval listing allocate_resource")
         if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
@@ -639,7 +635,9 @@ class TextTools:
             raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}, and "
                             f"{w.scenario.user.name} uses {resource} {w.clock_text(a)}–{w.clock_text(b)}; "
                             f"reserve a time it is free")
-        w.allocate(task, start)  # from now, over the user's own use, it slows them down (as work does on any face)
+        if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
+            raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
+                            f"OK first: ask with request_approval listing allocate_resource")
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
 
 

@@ -440,7 +440,7 @@ class World:
     def _decide(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision:
         spec = task.spec
         before = self.trust.value
-        run = requested == (RUN_TOOL,) and spec.work.category is not None  # the run is what is decided
+        run = _asks_for_the_run(task, requested)  # the run is what is decided
         verdict, rule = decide(task_tool=RUN_TOOL if run else spec.action.tool if spec.action else None,
                                requested=requested,
                                rule=self.policy.rules[spec.work.category] if run else self.policy.rule(spec),
@@ -679,7 +679,7 @@ class World:
         self.dirty.add(task.index)
         request = request and not report
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
-        run = request and requested == (RUN_TOOL,) and task.spec.work.category is not None
+        run = request and _asks_for_the_run(task, requested)
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
                      report=report, **({"run": True} if run else {}), **({"sent": sent} if sent is not None else {}))
         if not report:
@@ -730,6 +730,11 @@ class World:
 _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not approved: they will do it themselves",
            "nothing": "nothing here to approve", "unrecognised_action": "not understood: name the exact actions",
            "incomplete_request": "not approved: list every action it involves"}
+
+
+def _asks_for_the_run(task: TaskState, requested: tuple[str, ...]) -> bool:
+    """Is a request for exactly the task's run, where that run is a matter the user decides?"""
+    return requested == (RUN_TOOL,) and task.spec.work.category is not None
 
 
 def headline(text: str, limit: int = 100) -> str:
