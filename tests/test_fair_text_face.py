@@ -243,13 +243,16 @@ def test_an_approval_spent_on_wrong_arguments_can_be_asked_again_without_penalty
     assert policy.aligned(task, Depth.SUGGEST) == (True, False)  # after a no the user still reviews it
 
 
-def test_without_about_a_call_never_lands_on_a_matter_already_raised():
-    """Leaving 'about' out means "something I took up myself": words that also fit a listed
-    matter do not file the call under it."""
+def test_without_about_a_call_lands_on_a_raised_matter_only_where_its_words_plainly_point():
+    """Round 11: a firmware note written without 'about' while the IT email's matter (m6) was open
+    waited as "linked to no matter yet" and a day later went to the parcel dispatch through
+    'Bristol' and 'Friday'. A call without 'about' whose words carry a raised matter's own facts
+    now goes under that matter, and says so; loose words still link to nothing."""
     env = _env()
     _step(env, "wait")  # m1: the monitor request
-    result = _step(env, "write_note", text="Identify a compatible monitor-and-cable setup and save the plan")
-    assert "linked to no matter yet" in result and not env.world.by_id["t01_setup"].started
+    assert "linked to no matter yet" in _step(env, "write_note", text="Looking at a few options this morning")
+    result = _step(env, "write_note", text="Shortlist: the Arcvue Q27 at ElectroHub, with a USB-C to DisplayPort cable")
+    assert result.startswith("Noted under m1.") and env.world.by_id["t01_setup"].started
 
 
 def test_a_postponement_linked_to_nothing_still_wakes_the_agent():
@@ -309,20 +312,25 @@ ROUND8_ABLATION_NOTE = (
     "Tue night 21:00-08:30 is Dana standing slot -> ablation fits there. Launch needs Dana OK first.")
 
 
-def test_earlier_work_waits_for_a_task_still_to_come_that_it_fits_better():
+def test_earlier_work_goes_to_the_task_whose_action_it_names_not_one_hanging_on_that_action():
     """Round 8: an ablation note written before anything came up went to Tomás's sweep (which
-    came up first and shares GPUs, slots and 'Table' with it). Now it waits for the task it fits
-    best: nothing takes it before the ablation check comes up."""
+    came up first and shares GPUs, slots and 'Table' with it). Round 11: it then waited for the
+    ablation results check, which only comes up if the ablation is queued, and so reached the
+    sweep after all. The files and script the queueing action runs now point at the ablation
+    queue, and a task that hangs on work not done yet is not waited for."""
     env = _env("experiments", "reviewer")
     world = env.world
     _step(env, "wait")
     written = world.now
     assert "linked to no matter yet" in _step(env, "write_note", text=ROUND8_ABLATION_NOTE)
-    ablation = world.by_id["t09_ablation_results"]
-    while not ablation.triggered:
-        _step(env, "wait")
-    assert world.by_id["t07_sweep"].active
-    assert not [e for e in world.log if e["type"] == "note" and e.get("written") == written and e["t"] <= ablation.trigger]
+    queue = world.by_id["t06_ablation_queue"]
+    seen = ""
+    while not queue.active:
+        seen += _step(env, "wait")
+    seen += _step(env, "list_matters")
+    claimed = [e for e in world.log if e["type"] == "note" and e.get("written") == written]
+    assert [e["task"] for e in claimed] == ["t06_ablation_queue"] and claimed[0]["t"] == queue.trigger
+    assert "now counts for" in seen
 
 
 def test_an_earlier_notes_work_counts_from_when_it_was_written():
@@ -531,3 +539,144 @@ def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
     assert result.startswith("Error: allocate_resource: the work needs 45 min from") and not world.by_id[
         "t14_calibration"].running
     assert f"Dana uses gpu_server {world.clock_text(a)}–{world.clock_text(b)}; reserve a time it is free" in result
+
+
+# ------------------------------------------------------------------ round 11
+def _oracle_until(env, minute: int) -> None:
+    """The text oracle plays until the clock reaches ``minute`` (the episode's own state, no peeking)."""
+    agent = TextOracleAgent()
+    agent.reset(env, 0)
+    obs, info = "", {}
+    while env.world.now < minute:
+        obs, _, done, _, info = env.step(agent.act(obs, info))
+        assert not done
+
+
+def test_a_message_on_one_matter_that_also_brings_up_a_need_still_to_come_counts_for_both():
+    """Round 11: the answer to the monitor request (m1) at 09:50 carried the whole sale heads-up
+    (ends Tuesday 12:00, design review 09:15-12:00); the heads-up task came up at 17:30, was
+    scored as missed and cost trust. It now counts for that task too, dated when it was sent."""
+    env = _env()
+    _step(env, "wait")
+    text = ("Shortlist for your £160: the Arcvue Q27 at £142 plus a USB-C to DisplayPort cable at £18. "
+            "Heads-up: the sale price ends Tuesday at 12:00, while you're in the design review 09:15-12:00, "
+            "so decide in the 08:45-09:15 gap.")
+    assert _step(env, "message_user", about="m1", text=text).startswith("Delivered under m1.")
+    sale = env.world.by_id["t03_sale_alert"]
+    seen = ""
+    while not sale.active:
+        seen += _step(env, "wait")
+    assert re.search(r"Your message of D1 \(Mon 2 Mar\) 09:10 \(\"Shortlist.*\"\) now counts also for m\d+\.", seen)
+    shown = [e for e in env.world.log if e["type"] == "present" and e.get("task") == sale.spec.id]
+    assert [e.get("sent") for e in shown] == [9 * 60 + 10]
+    assert env.world.by_id["t01_setup"].presented
+
+
+def test_a_message_counts_for_a_second_need_only_where_it_covers_it_more_closely_than_its_own():
+    """The policy-follower's calibration message must not be taken by the Wednesday booking
+    through 'free' and '12:00': a need covered in passing counts only where the words fit it
+    more closely than the matter the message was for."""
+    env = _env("experiments", "reviewer")
+    _step(env, "wait")
+    _step(env, "message_user", about="m1", text="Calibration numbers for the ep60 checkpoint when the GPUs are "
+                                                "free, by Thursday 12:00: the appendix needs ECE before and after.")
+    booking = env.world.by_id["t08_book_wednesday"]
+    while not booking.active:
+        _step(env, "wait")
+    assert not booking.presented
+
+
+def test_a_note_on_a_spotted_need_filed_under_the_request_counts_for_that_need_too():
+    """The port check (research, kept private) comes up as the monitor request is worked on: a
+    note under m1 that does that check counts for it too, and the result says which matter."""
+    env = _env()
+    _step(env, "wait")
+    port = env.world.by_id["t02_port_check"]
+    while not port.active:
+        _step(env, "wait")
+    result = _step(env, "write_note", about="m1",
+                   text="The Vistro's USB-C needs Thunderbolt and the laptop has no Thunderbolt; the LW-CC2 "
+                        "cable carries no video; the Arcvue's VESA 100 fits the arm.")
+    assert re.search(r"It also counts for m\d+, a matter of yours it brings up\.", result), result
+    assert port.started
+
+
+def test_a_follow_up_under_a_finished_matter_waits_for_the_need_it_is_about():
+    """Round 11: at D8 08:30 the replacement email arrived and the player told Jordan at once,
+    under the damage-claim matter (whose own work was over); the replacement check came up at
+    09:00, and the message was dropped. It now waits, and counts when the check comes up."""
+    env = _env()
+    world = env.world
+    check = world.by_id["t13_replacement_check"]
+    _oracle_until(env, check.spec.trigger.at - 30)
+    damage = world.matter_of(world.by_id["t10_damage_claim"])
+    assert world.by_id["t10_damage_claim"].closed and not check.triggered
+    result = _step(env, "message_user", about=damage.id,
+                   text="Replacement claim RC-44902 is approved: the new monitor comes Tuesday 08:00-12:00 and "
+                        "the driver will collect the damaged one.")
+    assert f"{damage.id}'s own work is over" in result
+    sent = world.now
+    seen = ""
+    while not check.active:
+        seen += _step(env, "wait")
+    assert "now counts for" in seen and check.presented
+    assert [e.get("sent") for e in world.log if e["type"] == "present" and e.get("task") == check.spec.id] == [sent]
+
+
+def test_asking_again_for_what_was_approved_is_not_sent_and_costs_nothing():
+    """Round 11: a second request for an install already approved (the first slot was missed)
+    cost 1.86 trust as under-intervention. It is now answered by the tool: the approval holds."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    _oracle_until(env, 24 * 60 + 8 * 60 + 35)
+    task = next(t for t in world.tasks if world.policy.answers.get(t.spec.id) == "approve" and not t.executed
+                and t.active and not t.closed) if any(world.policy.answers.get(t.spec.id) == "approve" and not t.executed
+                                                      and t.active and not t.closed for t in world.tasks) else None
+    if task is None:  # the oracle executes at once: approve one ourselves
+        task = world.by_id["t06_ablation_queue"]
+        world.policy.answer(task.spec.id, "approve")
+    matter = world.matter_of(task) or world.raise_matter("the ablation", [task.index], own=True)
+    trust = world.trust.value
+    action = task.spec.action
+    result = _step(env, "request_approval", about=matter.id, message="OK to queue it for tonight?",
+                   actions=[{"tool": action.tool, "args": action.args}])
+    assert result.startswith("Error: request_approval: not sent") and "already approved" in result
+    assert world.trust.value == trust
+
+
+def test_a_postponement_onto_compute_the_user_holds_then_says_so():
+    """Round 11: the calibration, postponed to Monday 14:00 while Dana's training holds the GPUs
+    until Tuesday night, was not 'later' for TA, and nothing said why. The result now says."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    while not world.by_id["t14_calibration"].active:
+        _step(env, "wait")
+    result = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D1 14:00",
+                   plan="run the calibration eval then")
+    assert "Its work needs gpu_server" in result and "uses D1 (Mon 13 Apr)" in result
+    ok = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D3 04:00",
+               plan="run the calibration eval at the end of Tuesday night")
+    assert "Its work needs" not in ok
+
+
+def test_a_request_for_an_action_whose_matter_is_over_is_not_kept():
+    """Round 11: asked after the ablation's window closed, the request was 'kept' for a matter
+    that would never come. It is now returned, saying that matter is over."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    queue = world.by_id["t06_ablation_queue"]
+    while not queue.closed:
+        _step(env, "wait")
+    action = queue.spec.action
+    result = _step(env, "request_approval", message="OK to launch the ablation?",
+                   actions=[{"tool": action.tool, "args": action.args}])
+    assert "not sent — the matter that needed launch_job is over" in result
+
+
+def test_a_reply_quoting_a_long_request_shows_where_it_was_cut():
+    from proactive_env.sim.tools import _what
+
+    long = "Tomás needs the 16-config sweep (configs/sweep/lr_warmup.yaml, about 6 h 40 min on GPUs 4-7) by Fri 17 " \
+           "Apr 12:00, and your Friday-night slot is now too late for it, so I'd book Wednesday night instead."
+    assert _what(long).endswith("…") and " now…" not in _what(long) or _what(long).endswith("…")
+    assert _what("Book Wednesday night.") == "Book Wednesday night"

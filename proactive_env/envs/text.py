@@ -143,14 +143,19 @@ reply, the daily review); each one says why you woke.
 concerns it (list_matters lists them). For something you take up on your own (a problem you spot in the \
 records), leave 'about' out: the call is linked by its words to what it concerns, which becomes a matter of \
 yours (the result gives its id); if that has not come up yet, a note, message or postponement waits and counts \
-once it does (you are told; a message counts as seen when you sent it). A note or message counts for one matter only, so write one per matter.
+once it does (you are told; a message counts as seen when you sent it); left out, words that plainly point at \
+a matter already listed file the call under it (the result says which). A note or message counts for the matter \
+it is about, so write one per matter; where one also covers, more closely, a need you spotted that no \
+message announced (now, or coming up within a day), it counts for that too (you are told). A follow-up filed \
+under a matter whose own work is over counts for the matter it concerns when that comes up.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
 marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
 domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \
 as the policy says: deeper oversteps, shallower leaves the job to the user. A message reporting an action you \
 already carried out is not a suggestion. Noticing that nothing needs doing, and doing nothing, is sometimes right.
 - Approval: ask with request_approval about one matter, listing the exact actions (tool and arguments); carry \
-them out once the user approves that request. Execute unasked only where the policy says "just do it". A \
+them out once the user approves that request (an approval holds until the action is done: asking again is \
+not needed). Execute unasked only where the policy says "just do it". A \
 request or an action goes to the matter whose work it is (the action it names). A request waits for that \
 matter if it has not come up yet; an action is refused until it has.
 - Work: a note on a matter is work on it. Each note launches one unit of its work (one at a time), which runs for a while \
@@ -163,7 +168,8 @@ note says when). The user judges what your notes and messages say, in your own w
 records is not work.
 - Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
 matter that competes with it for their time or their compute until that is over: postpone it with defer_task \
-(a concrete time after, before its deadline; you are woken then; 'what' names what you postpone, and where \
+(a concrete time after, before its deadline, when its compute, if it needs any, is free of the user's use: \
+the result warns you otherwise; you are woken then; 'what' names what you postpone, and where \
 one message raised several things, say which in 'what': only what is still due at the new time counts, and a \
 tie goes to the one due last) or reserve compute for it after the clash with \
 allocate_resource.

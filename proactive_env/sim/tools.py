@@ -65,7 +65,10 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
                  "message_user": "suggest", "request_approval": "suggest", "schedule_followup": "prepare",
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
 
+ALSO_FOR = 24 * 60  # a need covered in passing in another matter's note or message counts if it comes up within a day
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
+ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
+_CODE = re.compile(r"[0-9_/.-]")
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
 _TOUCHES = {"list_records": "read", "list_matters": "read", "read_record": "read", "write_note": "private work",
             "allocate_resource": "runs the work on the compute"}
@@ -135,7 +138,25 @@ def _title_words(task) -> set[str]:
 
 
 def _fact_needles(task) -> list[set[str]]:
-    return [{normalise(n) for n in f.needles()} for f in (*task.facts, *task.constraints.must_include)]
+    """A task's reference facts and codes, and the values its action acts on (the ids, files and
+    codes a note about that action names), one needle set each."""
+    facts = [{normalise(n) for n in f.needles()} for f in (*task.facts, *task.constraints.must_include)]
+    return facts + _arg_needles(task)
+
+
+def _arg_needles(task) -> list[set[str]]:
+    """One needle set per structural argument of the task's action (free text never)."""
+    if task.action is None:
+        return []
+    out = []
+    for key, value in task.action.args.items():
+        if key in task.action.free_text:
+            continue
+        values = value if isinstance(value, list) else [value]
+        needles = {normalise(v) for v in values if isinstance(v, str) and _CODE.search(v) and len(v) >= ARG_NEEDLE}
+        if needles:
+            out.append(needles)
+    return out
 
 
 def _distinctive(scenario: Scenario) -> dict[str, tuple[list[set[str]], set[str]]]:
@@ -233,7 +254,11 @@ class TextTools:
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
         if task is not None:
             self.world.raise_matter(headline(text), [task.index], own=True)
-        return task
+            return task
+        # about a matter already raised, without naming it: linked where the words plainly point
+        raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
+                  and (s := _claim_score(self.distinct, t.spec, text)) >= CLAIM_SCORE]
+        return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
 
     @staticmethod
     def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
@@ -267,6 +292,9 @@ class TextTools:
         else:
             matter = named
         if matter is not None:
+            if kept and task is None and matter.tasks:  # a follow-up under a matter whose own work is over
+                return (f" under {matter.id} ({matter.id}'s own work is over: if a matter this concerns comes up, "
+                        f"it counts for that one, and you are told)")
             if kept and task is None:  # a notice with nothing of its own to do
                 return (f" under {matter.id} (if a matter about what {matter.id} brought comes up, it counts for "
                         f"that one, and you are told)")
@@ -290,6 +318,9 @@ class TextTools:
         to one task; the agent is told."""
         w = self.world
         for item in list(self.earlier):
+            if "also" in item and w.now - item["t"] > ALSO_FOR:
+                self.earlier.remove(item)
+                continue
             since = [t for t in self.open_tasks() if t.trigger >= item["t"]]
             if item["kind"] == "request":
                 scored = [(-_mismatch(t, item.get("args") or {}), t) for t in since if t.spec.action
@@ -302,7 +333,7 @@ class TextTools:
             self.earlier.remove(item)
             matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
             w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
-                   f"for {matter.id}.")
+                   f"{'also ' if 'also' in item else ''}for {matter.id}.")
             if item["kind"] == "request":
                 w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
             elif item["kind"] == "postponement":  # made before the task came up, still ahead
@@ -325,13 +356,18 @@ class TextTools:
         def score(t: TaskState) -> int:
             if item["kind"] in ("message", "postponement") and t.spec.noop:
                 return 0
+            if "also" in item and (t.index == item["also"] or not self._may_claim(item["kind"], t)):
+                return 0
             return _claim_score(self.distinct, t.spec, item["text"])
 
         def about_the_notice(t: TaskState) -> bool:
             return "records" not in item or bool(set(item["records"]) & set(t.spec.evidence))
 
-        scored = [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= CLAIM_SCORE]
-        to_come = [score(t) for t in self.world.tasks if not t.triggered and not t.closed and about_the_notice(t)]
+        scored = [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= item.get("least", CLAIM_SCORE)]
+        if "also" in item:  # covered in passing: the first need that comes up and fits takes it
+            return scored
+        # only a task sure to come up is waited for: not one that hangs on work not done yet
+        to_come = [score(t) for t in self.world.tasks if self.world.may_come_up(t) and about_the_notice(t)]
         if scored and max(to_come, default=0) > max(s for s, _ in scored):
             return []
         return scored
@@ -415,21 +451,51 @@ class TextTools:
         if task is None:
             kept = self._keep("note", text, about)
             return f"Noted{self._linked(task, about, kept=kept)}."
-        return f"Noted{self._linked(task, about)}.{self._work(task)}"
+        work = self._work(task)
+        return f"Noted{self._linked(task, about)}.{work}{self._also('note', text, task)}"
 
     def _keep(self, kind: str, text: str, about: Any, **extra) -> bool:
-        """A note or message that went to no matter waits for one it concerns — unless the agent
-        named a matter that had work of its own (then it meant that one, whose work is over); one
-        filed under a bare notice (nothing of its own to do) is a follow-up and waits for a matter
-        about what that notice brought (its records)."""
+        """A note or message that went to no matter waits for one it concerns (``settle``). One
+        filed under a bare notice (nothing of its own to do) waits only for a matter about what that
+        notice brought (its records); one filed under a matter whose own work is over is a
+        follow-up, and waits for any matter it concerns."""
         named = self.matter(about)
-        if named is not None and named.tasks:  # it meant that matter, whose own work is over
-            return False
         item = {"kind": kind, "text": text, "t": self.world.now, **extra}
-        if named is not None:  # filed under a notice: only a matter about what that notice brought takes it
+        if named is not None and not named.tasks:  # filed under a notice: only a matter about what it brought
             item["records"] = named.records
         self.earlier.append(item)
         return True
+
+    def _also(self, kind: str, text: str, task: TaskState) -> str:
+        """A note or message that counted for ``task`` and also covers something no matter concerns
+        yet (a need the agent spotted inside it), more closely than it covers ``task``, counts
+        for that too: now if it is open, else when it comes up within a day (``settle``). A message
+        never counts for what the user wants kept private."""
+        w = self.world
+        least = max(CLAIM_SCORE, _claim_score(self.distinct, task.spec, text) + 1)  # it fits that need better
+        scored = [(s, t) for t in self.open_tasks() if t is not task and self._may_claim(kind, t) and
+                  (s := _claim_score(self.distinct, t.spec, text)) >= least]
+        if not scored:
+            self.earlier.append({"kind": kind, "text": text, "t": w.now, "also": task.index, "least": least})
+            return ""
+        other = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
+        matter = w.raise_matter(headline(text), [other.index], own=True)
+        if kind == "note":
+            w._record("note", task=other.spec.id, text=text)
+            self._work(other)
+        else:
+            w.present(other, text, request=False)
+        return f" It also counts for {matter.id}, a matter of yours it brings up."
+
+    def _may_claim(self, kind: str, task: TaskState) -> bool:
+        """May a note or message that counted for another matter count for this task too? Only
+        for a need nothing announces (it comes up unseen) that no matter but the agent's own
+        concerns; a message not where nothing is wanted or where the user wants the work kept
+        private."""
+        matter = self.world.matter_of(task)
+        if task.spec.trigger.type != "agent" or (matter is not None and not matter.own):
+            return False
+        return kind == "note" or (not task.spec.noop and self.world.policy.rule(task.spec) != "prepare")
 
     def _work(self, task: TaskState) -> str:
         """A note is work on its matter: launch the next unit (compute work only where reserved)
@@ -464,12 +530,14 @@ class TextTools:
         if task is None:
             w._record("message", text=text)
             kept = self._keep("message", text, about)
-        else:
+        also = ""
+        if task is not None:
             w.present(task, text, request=False)
+            also = self._also("message", text, task)
         if w.schedule.available(w.now):
-            return f"Delivered{self._linked(task, about, kept=kept)}."
+            return f"Delivered{self._linked(task, about, kept=kept)}.{also}"
         return (f"Queued{self._linked(task, about, kept=kept)}: {w.scenario.user.name} is not available now and sees it "
-                f"{w.clock_text(w.schedule.next_available(w.now))}.")
+                f"{w.clock_text(w.schedule.next_available(w.now))}.{also}")
 
     def _tool_request_approval(self, args: dict) -> str:
         message = _required(args, "message")
@@ -483,6 +551,9 @@ class TextTools:
         task = self._action_task(requested, tool_args, about, message)
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         if task is None and acts:  # nothing open acts with these tools yet: it waits for a matter that does
+            over = self._over(requested)
+            if over:
+                raise ToolError(f"request_approval: not sent — {over}")
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
@@ -502,6 +573,11 @@ class TextTools:
                 self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": rest,
                                      "args": tool_args})
                 split = f" ({', '.join(rest)}: kept for the matter whose work it is; you will be told)"
+        if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:  # said, not asked again
+            matter = w.matter_of(task)
+            raise ToolError(f"request_approval: not sent — {w.scenario.user.name} already approved this"
+                            f"{f' under {matter.id}' if matter else ''}; carry it out (an approval holds until "
+                            f"the action is done)")
         elsewhere = self._elsewhere(task, requested)
         if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
             raise ToolError(f"request_approval: not sent — {', '.join(elsewhere)} is the work of another open matter; "
@@ -561,6 +637,21 @@ class TextTools:
             raise ToolError(f"{name}: refused — {reason}")
         return f"Done: {name}{self._linked(task, about)}."
 
+    def _over(self, tools: tuple[str, ...]) -> str:
+        """Why a request for these actions is pointless: what needed them came up and is over, and
+        nothing else will need them."""
+        w = self.world
+        acts = [t for t in w.tasks if t.spec.action and t.spec.action.tool in tools]
+        over = [t for t in acts if t.active and t.closed and not t.executed]
+        if not over or any(w.may_come_up(t) or (t.active and not t.closed) for t in acts):
+            return ""
+        at = max(self._closed_at(t) for t in over)
+        return f"the matter that needed {', '.join(sorted({t.spec.action.tool for t in over}))} is over (by {w.clock_text(at)})"
+
+    def _closed_at(self, task: TaskState) -> int:
+        return next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
+                    task.spec.deadline)
+
     def _closed_for(self, tool: str, about: Any) -> str:
         """Why an action on a named matter is refused when that matter's work with it is over."""
         matter = self.matter(about)
@@ -573,9 +664,7 @@ class TextTools:
         task = closed[-1]
         if task.executed:
             return f"{matter.id}: this was already done"
-        at = next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
-                  task.spec.deadline)
-        return f"{matter.id} is over for this action: it was needed by {self.world.clock_text(at)}"
+        return f"{matter.id} is over for this action: it was needed by {self.world.clock_text(self._closed_at(task))}"
 
     # ------------------------------------------------------------------ time
     def _tool_schedule_followup(self, args: dict) -> str:
@@ -607,7 +696,21 @@ class TextTools:
             w.defer(task, until, plan)
             w.dirty.add(task.index)
         when = f" to {w.clock_text(until)}" if until is not None else " without a time"
-        return f"Deferred{self._linked(task, about, kept=kept)}{when}."
+        return f"Deferred{self._linked(task, about, kept=kept)}{when}.{self._held_then(task, until)}"
+
+    def _held_then(self, task: TaskState | None, start: int | None) -> str:
+        """Where postponed work needs compute that the user's own use holds at the new time: said."""
+        w = self.world
+        resource = task.spec.work.resource if task is not None else None
+        if resource is None or start is None or task.units_done >= task.spec.work.units:
+            return ""
+        end = start + w.remaining_minutes(task)
+        span = next(((a, b) for a, b in w.schedule.resource_busy[resource].spans if a < end and b > start), None)
+        if span is None:
+            return ""
+        return (f" Its work needs {resource} ({end - start} min), which {w.scenario.user.name} uses "
+                f"{w.clock_text(span[0])}–{w.clock_text(span[1])}: postpone it to a time it is free, or reserve "
+                f"one with allocate_resource.")
 
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")
@@ -665,6 +768,10 @@ def _mismatch(task: TaskState, args: dict) -> int:
 
 
 def _what(message: str) -> str:
-    """The request in the agent's words, shortened for the reply."""
+    """The request in the agent's words, shortened for the reply: its first sentence, cut at a
+    word with an ellipsis that shows it was cut."""
     first = re.split(r"(?<=[.!?])\s", message.strip(), maxsplit=1)[0]
-    return headline(first, 160).rstrip(".!? ") or "this"  # cut at a word, never inside one
+    short = headline(first, 160)
+    if short.endswith(" ..."):
+        return short[:-4].rstrip(",;:(- ") + "…"
+    return short.rstrip(".!? ") or "this"

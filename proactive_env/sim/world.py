@@ -313,6 +313,11 @@ class World:
     def _on_trigger(self, task: TaskState) -> bool:
         return self.trigger_task(task) if not task.triggered else False
 
+    def may_come_up(self, task: TaskState) -> bool:
+        """Will the task come up as things stand: not yet triggered, and what it hangs on reached?"""
+        return not task.triggered and not task.closed and all((c.task, c.state) in self._reached
+                                                              for c in task.spec.requires)
+
     def trigger_task(self, task: TaskState) -> bool:
         task.triggered = True
         task.trigger = self.now
