@@ -224,6 +224,27 @@ class PostponeEarlyAgent(TextScriptedAgent):
         return json.dumps(self.pending.popleft()) if self.pending else super().act(obs, info)
 
 
+class PiggybackAgent(TextScriptedAgent):
+    """The text policy-follower, with every visible record pasted under each note and message it
+    writes on a matter: a bet that a needle-rich note or message on one matter is also credited
+    to needs nothing announced, without the agent having judged them."""
+
+    name = "piggyback"
+
+    def __init__(self) -> None:
+        super().__init__(PolicyFollowerAgent())
+        self.name = PiggybackAgent.name
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        call = json.loads(super().act(obs, info))
+        args = call["arguments"]
+        if call["tool"] in ("write_note", "message_user") and args.get("about"):
+            w = self.world
+            pasted = "\n".join(w.store.view(r).render() for r in sorted(w.store.visible))
+            call = {**call, "arguments": {**args, "text": f"{args['text']}\n\nAlso:\n{pasted}"}}
+        return json.dumps(call)
+
+
 STRUCTURED = (DeferEverythingAgent, AllocateEverythingAgent, PersonaBlindAgent, AskOnEverythingAgent, PrepareOnlyAgent)
 TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent, BroadcastEarlyAgent,
-        PostponeEarlyAgent)
+        PostponeEarlyAgent, PiggybackAgent)

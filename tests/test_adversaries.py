@@ -13,7 +13,7 @@ from proactive_env.spec import PERSONAS
 
 ONE_SEED = (0,)
 TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early",
-                    "postpone-early"}
+                    "postpone-early", "piggyback"}
 
 
 def test_defer_everything_loses_ta_and_gains_nothing_over_the_policy_follower():
@@ -56,6 +56,14 @@ def test_postponing_every_record_early_buys_no_temporal_allocation():
     record's subject in advance, on top of the policy-follower, must not buy TA's "later"."""
     assert suite_mean("postpone-early", "TA", seeds=ONE_SEED) <= 0.1
     assert suite_mean("postpone-early", "J", seeds=ONE_SEED) <= suite_mean("text-policy-follower", "J", seeds=ONE_SEED) + 0.02
+
+
+def test_pasting_the_records_under_every_matter_buys_no_credit_for_needs_nobody_announced():
+    """A note or message on one matter also counts for a need nothing announced that it covers
+    more closely: pasting every record under each one, on top of the policy-follower, must not
+    buy timing or depth."""
+    assert suite_mean("piggyback", "TA", seeds=ONE_SEED) <= 0.1
+    assert suite_mean("piggyback", "J", seeds=ONE_SEED) <= suite_mean("text-policy-follower", "J", seeds=ONE_SEED) + 0.02
 
 
 def test_claim_spam_breaks_constraints():
