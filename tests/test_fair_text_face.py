@@ -680,3 +680,71 @@ def test_a_reply_quoting_a_long_request_shows_where_it_was_cut():
            "Apr 12:00, and your Friday-night slot is now too late for it, so I'd book Wednesday night instead."
     assert _what(long).endswith("…") and " now…" not in _what(long) or _what(long).endswith("…")
     assert _what("Book Wednesday night.") == "Book Wednesday night"
+
+
+# ------------------------------------------------------------------ round 12
+def test_a_message_never_also_counts_where_the_user_delegated_the_need():
+    """Round 12: the subscription review (a suggestion) named the unused FitHub membership; when
+    the cancellation came up, the review 'also counted' for it — a message where the operator
+    delegated the cancellation, so under-intervention (-1.86 trust, TR-D). A message now also
+    counts only where a message is what the user's rules want."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    audit, cancel = world.by_id["t08_subscription_audit"], world.by_id["t09_cancel_fithub"]
+    while not audit.active:
+        _step(env, "wait")
+    matter = world.matter_of(audit).id
+    _step(env, "message_user", about=matter,
+          text="FitHub Plus (£89.99 a year) has not been used since 14 September, since you moved to the staff "
+               "gym; it renews on 3 February and cancelling has no cancellation fee. Keep CloudNest and Daily Ledger.")
+    while not cancel.active:
+        _step(env, "wait")
+    assert not [e for e in world.log if e["type"] == "trust" and e.get("task") == cancel.spec.id]
+    assert not cancel.presented
+
+
+def test_a_call_naming_a_finished_matter_is_never_filed_under_another_listed_one():
+    """Round 12: a note on the purchase filed under the finished monitor request (m1), which
+    mentioned the CarePlus offer only to postpone it, went under the CarePlus matter and started
+    its work inside the clash window. Naming a matter keeps a call off every other listed one."""
+    env = _env()
+    world = env.world
+    warranty = world.by_id["t05_warranty"]
+    while not warranty.active:
+        _step(env, "wait")
+    assert world.by_id["t01_setup"].closed
+    result = _step(env, "write_note", about="m1",
+                   text="Buy the Arcvue before the sale ends; the CarePlus offer (£25, accidental damage on top of "
+                        "the 3-year manufacturer warranty) waits until after the purchase.")
+    assert "m1's own work is over" in result and not warranty.started
+
+
+def test_a_refused_action_names_the_keys_inside_an_argument_that_are_off():
+    """Round 12: launch_job was refused four times with 'arguments that do not match the matter:
+    args'; the player never learnt that the nested args lacked the booking. The refusal now names
+    the keys inside (never the expected values)."""
+    from proactive_env.sim.tools import args_problem
+
+    expected = {"script": "run.sh", "args": {"config": "c.yaml", "booking": "NS-0414-G2B", "checkpoints": ["a", "b"]}}
+    given = {"script": "run.sh", "args": {"config": "d.yaml", "checkpoints": ["a", "b"]}}
+    problem = args_problem(expected, given, [])
+    assert problem == "arguments that do not match the matter: args (args.booking missing; args.config differs)"
+    assert "NS-0414-G2B" not in problem and "c.yaml" not in problem
+
+
+def test_a_request_whose_arguments_are_an_action_still_to_come_waits_for_it():
+    """Round 12: a request to launch Ingrid's ablation, asked while only the OOM re-run (also a
+    launch_job, on the same node and GPUs) was open, went to the re-run and came back "I'll do it
+    myself". Arguments that fit an action still to come better than the open one wait for it."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    ablation, oom = world.by_id["t06_ablation_queue"], world.by_id["t01_oom_error"]
+    while not oom.active:
+        _step(env, "wait")
+    result = _step(env, "request_approval", message="OK to queue the ablation for tonight?",
+                   actions=[{"tool": "launch_job", "args": ablation.spec.action.args}])
+    assert result.startswith("Request kept") and oom.approval is None
+    while not ablation.active:
+        _step(env, "wait")
+    _step(env, "wait")
+    assert ablation.approval == "approve" and oom.approval is None

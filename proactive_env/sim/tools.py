@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..spec import Scenario
+from ..spec import Depth, Scenario
 from ..spec.meaning import normalise, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
@@ -192,11 +192,29 @@ def _mentions(task, text: str) -> int:
 def args_problem(expected: dict, given: dict, free_text: list[str]) -> str | None:
     """Why a call's arguments would not do what the action needs (None: they would): every
     argument of the intended action must be given, and, unless it is free text, equal in value."""
-    missing = [k for k in expected if k not in given]
+    missing, wrong = _off(expected, given, free_text)
     if missing:
         return f"missing arguments: {', '.join(missing)}"
-    wrong = [k for k, v in expected.items() if k not in free_text and not same_value(v, given[k])]
-    return f"arguments that do not match the matter: {', '.join(wrong)}" if wrong else None
+    if not wrong:
+        return None
+    inside = [part for k in wrong for part in _inside(expected[k], given[k], k)]  # which keys inside, never values
+    return f"arguments that do not match the matter: {', '.join(wrong)}" + (f" ({'; '.join(inside)})" if inside else "")
+
+
+def _inside(expected: Any, given: Any, path: str) -> list[str]:
+    """Where inside a mapping argument the given value is off: keys missing or different."""
+    if not (isinstance(expected, dict) and isinstance(given, dict)):
+        return []
+    missing, wrong = _off(expected, given, [])
+    return ([f"{path}.{k} missing" for k in missing] +
+            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}") or [f"{path}.{k} differs"])])
+
+
+def _off(expected: dict, given: dict, free_text: list[str]) -> tuple[list[str], list[str]]:
+    """The expected arguments missing from ``given``, and those given with another value."""
+    missing = [k for k in expected if k not in given]
+    wrong = [k for k, v in expected.items() if k in given and k not in free_text and not same_value(v, given[k])]
+    return missing, wrong
 
 
 def _required(args: dict, key: str) -> str:
@@ -236,7 +254,7 @@ class TextTools:
         if matter is not None:
             mine = [t for t in open_tasks if t.index in matter.tasks]
             if not mine:  # its own work is over: a follow-up the agent files under it is found by its words
-                return self._unclaimed(text)
+                return self._unclaimed(text, named=True)
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
             if len(mine) == 1:
@@ -247,15 +265,17 @@ class TextTools:
             return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
         return self._unclaimed(text)
 
-    def _unclaimed(self, text: str) -> TaskState | None:
+    def _unclaimed(self, text: str, named: bool = False) -> TaskState | None:
         """Something the agent took up on its own: the open task no matter concerns yet that the
-        words fit best (it becomes the agent's own matter), else None."""
+        words fit best (it becomes the agent's own matter); else, where the agent named no matter,
+        the open task of a listed matter whose own facts the words carry; else None."""
         unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
         if task is not None:
             self.world.raise_matter(headline(text), [task.index], own=True)
             return task
-        # about a matter already raised, without naming it: linked where the words plainly point
+        if named:  # the agent said which matter it meant: never filed under another one
+            return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
                   and (s := _claim_score(self.distinct, t.spec, text)) >= CLAIM_SCORE]
         return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
@@ -325,6 +345,9 @@ class TextTools:
             if item["kind"] == "request":
                 scored = [(-_mismatch(t, item.get("args") or {}), t) for t in since if t.spec.action
                           and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item)]
+                best = max(scored, key=lambda st: st[0], default=(0, None))[1]
+                if best is not None and self._for_later(item["requested"], item.get("args") or {}, best):
+                    continue  # it fits an action still to come better: it waits for that one
             else:
                 scored = self._claims(item, since)
             if not scored:
@@ -470,7 +493,7 @@ class TextTools:
         """A note or message that counted for ``task`` and also covers something no matter concerns
         yet (a need the agent spotted inside it), more closely than it covers ``task``, counts
         for that too: now if it is open, else when it comes up within a day (``settle``). A message
-        never counts for what the user wants kept private."""
+        counts only where a message is what the user wants (``_may_claim``)."""
         w = self.world
         least = max(CLAIM_SCORE, _claim_score(self.distinct, task.spec, text) + 1)  # it fits that need better
         scored = [(s, t) for t in self.open_tasks() if t is not task and self._may_claim(kind, t) and
@@ -490,12 +513,12 @@ class TextTools:
     def _may_claim(self, kind: str, task: TaskState) -> bool:
         """May a note or message that counted for another matter count for this task too? Only
         for a need nothing announces (it comes up unseen) that no matter but the agent's own
-        concerns; a message not where nothing is wanted or where the user wants the work kept
-        private."""
+        concerns; a message only where showing it to the user is what the user's rules want now
+        (not where nothing is wanted, the work is kept private, or it is delegated)."""
         matter = self.world.matter_of(task)
         if task.spec.trigger.type != "agent" or (matter is not None and not matter.own):
             return False
-        return kind == "note" or (not task.spec.noop and self.world.policy.rule(task.spec) != "prepare")
+        return kind == "note" or self.world.policy.aligned(task.spec, Depth.SUGGEST)[0]
 
     def _work(self, task: TaskState) -> str:
         """A note is work on its matter: launch the next unit (compute work only where reserved)
@@ -607,11 +630,22 @@ class TextTools:
         mine = [t for t in acting if matter is not None and t.index in matter.tasks]
         for pool in (mine, acting):
             best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
+            if best is not None and pool is acting and not mine and self._for_later(tools, args, best):
+                return None  # its arguments are another matter's, still to come: it waits for that one
             if best is not None:
                 if w.matter_of(best) is None:
                     w.raise_matter(headline(words or " ".join(tools)), [best.index], own=True)
                 return best
         return None
+
+    def _for_later(self, tools: tuple[str, ...], args: dict, best: TaskState) -> bool:
+        """Do these arguments fit an action still to come (most of them match) better than the best
+        open one? (An ablation's launch asked while only the OOM re-run, also a launch, is open.)"""
+        if not args or not best.spec.action:
+            return False
+        off = _mismatch(best, args)
+        return any(self.world.may_come_up(t) and t.spec.action and t.spec.action.tool in tools and
+                   (m := _mismatch(t, args)) < off and 2 * m < len(t.spec.action.args) for t in self.world.tasks)
 
     # ------------------------------------------------------------------ changing the world
     def _execute(self, name: str, args: dict) -> str:
@@ -763,8 +797,8 @@ def _mismatch(task: TaskState, args: dict) -> int:
     action = task.spec.action
     if action is None:  # a request for the task's run: nothing to match
         return 0
-    problem = args_problem(action.args, args or {}, action.free_text)
-    return 0 if problem is None else len(problem.split(","))
+    missing, wrong = _off(action.args, args or {}, action.free_text)
+    return len(missing) or len(wrong)
 
 
 def _what(message: str) -> str:
