@@ -748,3 +748,50 @@ def test_a_request_whose_arguments_are_an_action_still_to_come_waits_for_it():
         _step(env, "wait")
     _step(env, "wait")
     assert ablation.approval == "approve" and oom.approval is None
+
+
+# ------------------------------------------------------------------ round 13
+ROUND13_ABLATION_NOTE = (
+    "Ingrid's ablation for the Wed 15 Apr 10:00 1:1: mCE per variant + clean top-1 for full vs no-KD vs no-TMA "
+    "vs neither. Three variants to evaluate with scripts/run_ablation.sh: runs/abl_no_kd/ckpt_ep100.pt, "
+    "runs/abl_no_tma/ckpt_ep100.pt, runs/abl_neither/ckpt_ep100.pt; ~6.5 h on GPUs 4-7. Training holds them until "
+    "Tue ~20:40, so the only window is Dana's Tuesday slot NS-0414-G2B. Blocker: stale pending job 48102 would "
+    "grab that slot; the NaN hunt finished in 7c2d9e0, so Dana should cancel it.")
+ROUND13_STALE_NOTE = (
+    "Stale pending job 48102 dana-debug-0408 on apl-gpu02: Begin Tue 21:00, 12 h limit, left from the NaN hunt "
+    "(fixed in 7c2d9e0). Suggest Dana runs scancel 48102 before Tuesday 21:00.")
+
+
+def test_notes_claimed_together_are_shared_out_one_need_each():
+    """Round 13: an ablation note that names the stale job as its blocker, and a note on the stale
+    job itself, were both taken by the stale job when both needs came up on Tuesday morning (the
+    ablation note cites the job twice), and the stale job's matter was titled with the ablation.
+    Notes claimed at the same moment are now shared out, each need its own, and an own matter is
+    titled with the sentence that fits it."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    _step(env, "wait")
+    _step(env, "write_note", text=ROUND13_ABLATION_NOTE)
+    _step(env, "write_note", text=ROUND13_STALE_NOTE)
+    queue, stale = world.by_id["t06_ablation_queue"], world.by_id["t05_stale_job"]
+    while not queue.active:
+        _step(env, "wait")
+    claimed = {e["text"][:20]: e["task"] for e in world.log if e["type"] == "note" and e.get("written") is not None}
+    assert claimed == {ROUND13_ABLATION_NOTE[:20]: "t06_ablation_queue", ROUND13_STALE_NOTE[:20]: "t05_stale_job"}
+    assert "48102" in world.matter_of(stale).title and "ablation" in world.matter_of(queue).title
+
+
+def test_a_call_without_about_waits_for_a_need_to_come_that_its_words_fit_as_well():
+    """Round 13: a rent note written without 'about' on the first evening ('pay £960 to saved
+    payee Harbour Lettings') was filed under the energy bill (m1) through 'saved payee'. A listed
+    matter takes a call without 'about' only where no need still to come fits it as well."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    energy = world.by_id["t01_energy_bill"]
+    while not energy.active:
+        _step(env, "wait")
+    result = _step(env, "write_note", text="Rent for February, tenancy HL-21840: the rent review raises it from £925 "
+                                           "to £960.00 from 1 Feb; the budget sheet still says £925. Plan: pay "
+                                           "£960.00 to saved payee Harbour Lettings from current 3318.")
+    assert "linked to no matter yet" in result
+    assert not [e for e in world.log if e["type"] == "note" and e.get("task") == "t01_energy_bill"]

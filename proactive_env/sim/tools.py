@@ -65,6 +65,7 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
                  "message_user": "suggest", "request_approval": "suggest", "schedule_followup": "prepare",
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
 
+SHARE_AT_MOST = 6  # earlier notes shared out among needs that came up at once (more go to their best fit)
 ALSO_FOR = 24 * 60  # a need covered in passing in another matter's note or message counts if it comes up within a day
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
@@ -278,7 +279,11 @@ class TextTools:
             return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
                   and (s := _claim_score(self.distinct, t.spec, text)) >= CLAIM_SCORE]
-        return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
+        score, task = max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))
+        if task is not None and any(_claim_score(self.distinct, t.spec, text) >= score
+                                    for t in self.world.tasks if self.world.may_come_up(t)):
+            return None  # a need still to come fits it as well: it waits (kept) rather than filed here
+        return task
 
     @staticmethod
     def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
@@ -337,6 +342,7 @@ class TextTools:
         mostly match — unless a task still to come fits them better (they wait for it). Each goes
         to one task; the agent is told."""
         w = self.world
+        claims: list[tuple[dict, list[tuple[int, TaskState]]]] = []
         for item in list(self.earlier):
             if "also" in item and w.now - item["t"] > ALSO_FOR:
                 self.earlier.remove(item)
@@ -350,27 +356,41 @@ class TextTools:
                     continue  # it fits an action still to come better: it waits for that one
             else:
                 scored = self._claims(item, since)
-            if not scored:
-                continue
-            task = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
-            self.earlier.remove(item)
-            matter = w.matter_of(task) or w.raise_matter(headline(item["text"]), [task.index], own=True)
-            w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
-                   f"{'also ' if 'also' in item else ''}for {matter.id}.")
-            if item["kind"] == "request":
-                w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
-            elif item["kind"] == "postponement":  # made before the task came up, still ahead
-                if item["until"] is None or item["until"] > w.now:
-                    w.defer(task, item["until"], item["plan"])
-            elif item["kind"] == "note":  # its unit of work ran from when it was written
-                w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
-                if task.spec.work.resource is None and not task.started:
-                    w.work_since(task, item["t"])
-                else:
-                    self._work(task)
-            else:  # the user saw it when it was sent
-                w.present(task, item["text"], request=False, sent=item["t"])
-            w.dirty.add(task.index)
+            if scored:
+                claims.append((item, scored))
+        shared = _share_out([(i, scored) for i, (item, scored) in enumerate(claims) if item["kind"] in ("note", "message")])
+        for i, (item, scored) in enumerate(claims):
+            task = shared.get(i) or max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
+            self._count(item, task)
+
+    def _count(self, item: dict, task: TaskState) -> None:
+        """An earlier note, message, request or postponement counts for ``task`` now; said."""
+        w = self.world
+        self.earlier.remove(item)
+        matter = w.matter_of(task) or w.raise_matter(self._title(task, item["text"]), [task.index], own=True)
+        w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
+               f"{'also ' if 'also' in item else ''}for {matter.id}.")
+        if item["kind"] == "request":
+            w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
+        elif item["kind"] == "postponement":  # made before the task came up, still ahead
+            if item["until"] is None or item["until"] > w.now:
+                w.defer(task, item["until"], item["plan"])
+        elif item["kind"] == "note":  # its unit of work ran from when it was written
+            w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
+            if task.spec.work.resource is None and not task.started:
+                w.work_since(task, item["t"])
+            else:
+                self._work(task)
+        else:  # the user saw it when it was sent
+            w.present(task, item["text"], request=False, sent=item["t"])
+        w.dirty.add(task.index)
+
+    def _title(self, task: TaskState, text: str) -> str:
+        """A matter of the agent's own is titled with its own words: the sentence that fits the
+        task best (a note about two things names the one this matter is)."""
+        sentences = [p for p in re.split(r"(?<=[.!?;])\s+", " ".join(text.split())) if p]
+        best = max(sentences, key=lambda p: _claim_score(self.distinct, task.spec, p), default=text)
+        return headline(best)
 
     def _claims(self, item: dict, since: list[TaskState]) -> list[tuple[int, TaskState]]:
         """The open tasks that may claim an earlier note or message, with their scores — none if
@@ -502,7 +522,7 @@ class TextTools:
             self.earlier.append({"kind": kind, "text": text, "t": w.now, "also": task.index, "least": least})
             return ""
         other = max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
-        matter = w.raise_matter(headline(text), [other.index], own=True)
+        matter = w.raise_matter(self._title(other, text), [other.index], own=True)
         if kind == "note":
             w._record("note", task=other.spec.id, text=text)
             self._work(other)
@@ -776,6 +796,33 @@ class TextTools:
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
+
+
+def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[int, TaskState]:
+    """Earlier notes and messages claimed at the same moment, shared out: each need that came up
+    takes a note of its own where one fits it (a note about two needs goes to the one no other
+    note covers), maximising how well they fit; a note is offered only to needs it fits at least
+    half as well as its best. Returns item -> task for what the sharing decides (the rest go to
+    their best fit)."""
+    offers = [(i, [(s, t) for s, t in scored if 2 * s >= max(x for x, _ in scored)]) for i, scored in claims[:SHARE_AT_MOST]]
+    best: tuple[int, dict[int, TaskState]] = (0, {})
+
+    def search(k: int, used: frozenset, total: int, chosen: dict[int, TaskState]) -> None:
+        nonlocal best
+        if k == len(offers):
+            if total > best[0]:
+                best = (total, dict(chosen))
+            return
+        i, options = offers[k]
+        search(k + 1, used, total, chosen)
+        for score, task in options:
+            if task.index not in used:
+                chosen[i] = task
+                search(k + 1, used | {task.index}, total + score, chosen)
+                del chosen[i]
+
+    search(0, frozenset(), 0, {})
+    return best[1]
 
 
 def _json_without_about(args: dict) -> str:
