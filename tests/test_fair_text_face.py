@@ -795,3 +795,42 @@ def test_a_call_without_about_waits_for_a_need_to_come_that_its_words_fit_as_wel
                                            "£960.00 to saved payee Harbour Lettings from current 3318.")
     assert "linked to no matter yet" in result
     assert not [e for e in world.log if e["type"] == "note" and e.get("task") == "t01_energy_bill"]
+
+
+# ------------------------------------------------------------------ round 14
+def test_an_earlier_message_never_counts_where_a_message_is_not_what_the_user_wants():
+    """Round 14: an order confirmation sent under the finished purchase matter mentioned the
+    Friday delivery while Jordan is in Bristol; two days later the delivery clash came up, with
+    delivery changes delegated by then, and the confirmation was taken as a suggestion on it:
+    under-intervention (-1.86 trust, TR-D). An earlier message now counts for a need only where a
+    message is what the user's rules want."""
+    env = _env("household_finances", "operator")
+    world = env.world
+    cancel = world.by_id["t09_cancel_fithub"]
+    _step(env, "wait")
+    result = _step(env, "message_user", text="FitHub Plus (£89.99 a year) has not been used since 14 September, "
+                                             "since you moved to the staff gym; there is no cancellation fee.")
+    assert "linked to no matter yet" in result
+    while not cancel.active:
+        _step(env, "wait")
+    _step(env, "wait")
+    assert not cancel.presented
+    assert not [e for e in world.log if e["type"] == "trust" and e.get("task") == cancel.spec.id]
+
+
+def test_a_request_under_the_sweep_listing_its_run_and_the_booking_is_not_split_silently():
+    """Round 14: asked under the sweep's matter, a request listing book_gpu_slot and the sweep's
+    allocate_resource went to the booking, the run was silently dropped, and the reservation that
+    followed was refused as unasked (over-intervention). Naming the matter whose run awaits the
+    OK, the request is now returned: one matter per request."""
+    env, sweep = _open_sweep("reviewer")
+    world = env.world
+    booking = world.by_id["t08_book_wednesday"]
+    while not booking.active:
+        _step(env, "wait")
+    matter = world.matter_of(sweep).id
+    result = _step(env, "request_approval", about=matter, message="Book Wednesday night and run the sweep there?",
+                   actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
+                            {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D3 21:00"}}])
+    assert "not sent" in result and "allocate_resource is the work of another open matter" in result
+    assert booking.approval is None and sweep.approval is None

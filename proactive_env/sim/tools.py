@@ -367,7 +367,8 @@ class TextTools:
         """An earlier note, message, request or postponement counts for ``task`` now; said."""
         w = self.world
         self.earlier.remove(item)
-        matter = w.matter_of(task) or w.raise_matter(self._title(task, item["text"]), [task.index], own=True)
+        words = item.get("what") or item["text"]  # a postponement is titled with what it postpones
+        matter = w.matter_of(task) or w.raise_matter(self._title(task, words), [task.index], own=True)
         w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
                f"{'also ' if 'also' in item else ''}for {matter.id}.")
         if item["kind"] == "request":
@@ -397,8 +398,10 @@ class TextTools:
         a task still to come fits it better (it waits for that one; if that one never comes up,
         the best of the others takes it then)."""
         def score(t: TaskState) -> int:
-            if item["kind"] in ("message", "postponement") and t.spec.noop:
+            if item["kind"] == "postponement" and t.spec.noop:
                 return 0
+            if item["kind"] == "message" and not self.world.policy.aligned(t.spec, Depth.SUGGEST)[0]:
+                return 0  # a message counts only where the user's rules want one (not delegated, private, nothing)
             if "also" in item and (t.index == item["also"] or not self._may_claim(item["kind"], t)):
                 return 0
             return _claim_score(self.distinct, t.spec, item["text"])
@@ -606,8 +609,8 @@ class TextTools:
         if task is None:
             w._record("message", text=message, request=list(requested))
             return f"{w.scenario.user.name}: {w.replies.unrecognised}"
-        if RUN_TOOL in requested and not w.needs_run_ok(task):  # reserving compute needs no OK here: not asked
-            requested = tuple(r for r in requested if r != RUN_TOOL) or requested
+        if RUN_TOOL in requested and not w.needs_run_ok(task) and not self._named_run(task, about):
+            requested = tuple(r for r in requested if r != RUN_TOOL) or requested  # reserving needs no OK here
         split = ""
         if w.needs_run_ok(task) and RUN_TOOL in requested and len(requested) > 1:  # the run asked on its own
             rest = tuple(r for r in requested if r != RUN_TOOL and r in w.tools)
@@ -621,7 +624,7 @@ class TextTools:
             raise ToolError(f"request_approval: not sent — {w.scenario.user.name} already approved this"
                             f"{f' under {matter.id}' if matter else ''}; carry it out (an approval holds until "
                             f"the action is done)")
-        elsewhere = self._elsewhere(task, requested)
+        elsewhere = self._elsewhere(task, requested, about)
         if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
             raise ToolError(f"request_approval: not sent — {', '.join(elsewhere)} is the work of another open matter; "
                             f"one matter per request: ask for it on its own")
@@ -631,13 +634,23 @@ class TextTools:
         return (f"Request{self._linked(task, about)} sent; {w.scenario.user.name} answered at once (the reply is "
                 f"below).{split}")
 
-    def _elsewhere(self, task: TaskState, requested: tuple[str, ...]) -> list[str]:
+    def _elsewhere(self, task: TaskState, requested: tuple[str, ...], about: Any = None) -> list[str]:
         """Tools a request lists that are not this task's to ask for but another open task's action."""
         own = {task.spec.action.tool} if task.spec.action else set()
         if task.spec.work.category is not None:
             own.add(RUN_TOOL)
         others = {t.spec.action.tool for t in self.open_tasks() if t is not task and t.spec.action and not t.executed}
+        if self._named_run(task, about):  # the named matter's run, which the user decides
+            others.add(RUN_TOOL)
         return sorted({r for r in requested if r not in own and r in others})
+
+    def _named_run(self, task: TaskState, about: Any) -> bool:
+        """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
+        the allocate_resource it lists is that run, not something to drop."""
+        matter = self.matter(about)
+        return matter is not None and any(
+            t is not task and t.index in matter.tasks and self.world.needs_run_ok(t) and t.units_done < t.spec.work.units
+            for t in self.open_tasks())
 
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str) -> TaskState | None:
         """The open task whose action is one of ``tools`` and not done: in the named matter if it
@@ -745,7 +758,7 @@ class TextTools:
             if until is not None:  # the agent's plan stands: it is woken then
                 w.wake_at(until, f"postponed: {headline(what, 60)}")
             # a postponement of something not come up yet counts for it when it does
-            kept = self._keep("postponement", f"{what} {plan}", about, until=until, plan=plan)
+            kept = self._keep("postponement", f"{what} {plan}", about, until=until, plan=plan, what=what)
         else:
             w.defer(task, until, plan)
             w.dirty.add(task.index)
