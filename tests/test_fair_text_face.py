@@ -535,10 +535,26 @@ def test_a_reservation_over_the_users_own_later_use_is_refused_with_when():
     start = next(m for m in range(world.now + 60, world.now + 2880, 15) if busy.contains(m))
     result = _step(env, "allocate_resource", what="calibration eval", resource="gpu_server",
                    start=world.clock_text(start), about="m1")
-    a, b = next((a, b) for a, b in busy.spans if a <= start < b)  # the user's own use, not the reservation asked
     assert result.startswith("Error: allocate_resource: the work needs 45 min from") and not world.by_id[
-        "t14_calibration"].running
-    assert f"Dana uses gpu_server {world.clock_text(a)}–{world.clock_text(b)}; reserve a time it is free" in result
+        "t14_calibration"].running  # the user's own use is stated, not the reservation asked
+    assert ("Dana uses gpu_server D1 (Mon 13 Apr) 00:00–D2 (Tue 14 Apr) 21:00 (distill-v3-final (job 48213), "
+            "running since Sat 11 Apr, ETA Tue ~20:40); reserve a time it is free") in result
+
+
+def test_a_stated_use_of_the_compute_is_the_span_it_runs_into_and_says_what_it_is():
+    """Round 15: a postponement to Tuesday 21:00 was warned "Dana uses gpu_server D1 00:00–D3
+    03:30" — her training and her Tuesday slot merged into one span, with nothing saying what it
+    was; the player took it for Dana running the ablation herself. The span is now the one the
+    work runs into, named as the records name it (never with what the scenario fills it with)."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    while not world.by_id["t14_calibration"].active:
+        _step(env, "wait")
+    result = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D2 21:00",
+                   plan="run the calibration eval then")
+    assert "Dana uses gpu_server D2 (Tue 14 Apr) 21:00–D3 (Wed 15 Apr) 03:30 (Dana's standing Tuesday-night slot " \
+           "(NS-0414-G2B))" in result
+    assert "ablation" not in result and "D1 (Mon 13 Apr) 00:00" not in result
 
 
 # ------------------------------------------------------------------ round 11
@@ -653,7 +669,7 @@ def test_a_postponement_onto_compute_the_user_holds_then_says_so():
         _step(env, "wait")
     result = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D1 14:00",
                    plan="run the calibration eval then")
-    assert "Its work needs gpu_server" in result and "uses D1 (Mon 13 Apr)" in result
+    assert "Its work needs gpu_server" in result and "uses gpu_server D1 (Mon 13 Apr)" in result
     ok = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D3 04:00",
                plan="run the calibration eval at the end of Tuesday night")
     assert "Its work needs" not in ok
@@ -834,3 +850,43 @@ def test_a_request_under_the_sweep_listing_its_run_and_the_booking_is_not_split_
                             {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D3 21:00"}}])
     assert "not sent" in result and "allocate_resource is the work of another open matter" in result
     assert booking.approval is None and sweep.approval is None
+
+
+# ------------------------------------------------------------------ round 15
+def test_a_note_and_a_message_on_one_need_both_go_to_it():
+    """Round 15: a note and a message on the stale job, written before it came up, were shared
+    out as if they were two notes: the note went to the ablation queue (whose matter was then
+    titled with the stale job) and the ablation was missed. A note is a need's work and a message
+    its delivery: they are shared out only among their own kind."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    _step(env, "wait")
+    _step(env, "write_note", text="Stale pending job 48102 dana-debug-0408 on apl-gpu02: Begin "
+                                  "2026-04-14T21:00, 12 h limit, left from the NaN hunt (fixed in 7c2d9e0); it would "
+                                  "take Dana's Tuesday night slot tonight.")
+    _step(env, "message_user", text="Heads-up: your old debug job 48102 is still pending with Begin Tue 21:00; the "
+                                    "NaN hunt is done (7c2d9e0), so you may want to scancel 48102.")
+    queue, stale = world.by_id["t06_ablation_queue"], world.by_id["t05_stale_job"]
+    while not queue.active:
+        _step(env, "wait")
+    assert [e["task"] for e in world.log if e["type"] == "note" and e.get("written") is not None] == ["t05_stale_job"]
+    assert stale.presented and world.matter_of(queue) is None
+
+
+def test_a_follow_up_to_a_finished_matter_does_not_wait_past_a_day():
+    """Round 15: an order confirmation sent under the finished purchase matter (it mentioned the
+    wedding weekend) was taken three days later by the damage claim. A follow-up to a finished
+    matter waits for a need that comes up within a day, no longer."""
+    env = _env()
+    world = env.world
+    purchase, damage = world.by_id["t06_purchase_review"], world.by_id["t10_damage_claim"]
+    _oracle_until(env, purchase.spec.deadline + 30)
+    matter = world.matter_of(purchase).id
+    result = _step(env, "message_user", about=matter,
+                   text="Order placed and confirmed: ORD-58213, delivery Friday, the day you're in Bristol before "
+                        "the wedding weekend.")
+    assert "within a day" in result
+    sent = world.now
+    while not damage.active:
+        _step(env, "wait")
+    assert sent not in [e.get("sent") for e in world.log if e["type"] == "present" and e.get("task") == damage.spec.id]

@@ -147,7 +147,8 @@ once it does (you are told; a message counts as seen when you sent it); left out
 a matter already listed file the call under it (the result says which). A note or message counts for the matter \
 it is about, so write one per matter; where one also covers, more closely, a need you spotted that no \
 message announced (now, or coming up within a day), it counts for that too (you are told). A follow-up filed \
-under a matter whose own work is over counts for the matter it concerns when that comes up.
+under a matter whose own work is over counts for the matter it concerns if that comes up within a day. An \
+earlier message counts for a matter only where a message is what the policy wants for it.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
 marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
 domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..spec import Depth, Scenario
+from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.meaning import normalise, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
@@ -66,7 +66,7 @@ GENERIC_DEPTH = {"list_records": "prepare", "list_matters": "prepare", "read_rec
                  "defer_task": "prepare", "allocate_resource": "prepare", "wait": "noop"}
 
 SHARE_AT_MOST = 6  # earlier notes shared out among needs that came up at once (more go to their best fit)
-ALSO_FOR = 24 * 60  # a need covered in passing in another matter's note or message counts if it comes up within a day
+ALSO_FOR = 24 * 60  # a need covered in passing, or a follow-up to a finished matter, counts if it comes up within a day
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
 _CODE = re.compile(r"[0-9_/.-]")
@@ -318,8 +318,8 @@ class TextTools:
             matter = named
         if matter is not None:
             if kept and task is None and matter.tasks:  # a follow-up under a matter whose own work is over
-                return (f" under {matter.id} ({matter.id}'s own work is over: if a matter this concerns comes up, "
-                        f"it counts for that one, and you are told)")
+                return (f" under {matter.id} ({matter.id}'s own work is over: if a matter this concerns comes up "
+                        f"within a day, it counts for that one, and you are told)")
             if kept and task is None:  # a notice with nothing of its own to do
                 return (f" under {matter.id} (if a matter about what {matter.id} brought comes up, it counts for "
                         f"that one, and you are told)")
@@ -344,7 +344,7 @@ class TextTools:
         w = self.world
         claims: list[tuple[dict, list[tuple[int, TaskState]]]] = []
         for item in list(self.earlier):
-            if "also" in item and w.now - item["t"] > ALSO_FOR:
+            if ("also" in item or "follow_up" in item) and w.now - item["t"] > ALSO_FOR:
                 self.earlier.remove(item)
                 continue
             since = [t for t in self.open_tasks() if t.trigger >= item["t"]]
@@ -358,7 +358,9 @@ class TextTools:
                 scored = self._claims(item, since)
             if scored:
                 claims.append((item, scored))
-        shared = _share_out([(i, scored) for i, (item, scored) in enumerate(claims) if item["kind"] in ("note", "message")])
+        shared: dict[int, TaskState] = {}
+        for kind in ("note", "message"):  # a note and a message on one need are its work and its delivery
+            shared |= _share_out([(i, scored) for i, (item, scored) in enumerate(claims) if item["kind"] == kind])
         for i, (item, scored) in enumerate(claims):
             task = shared.get(i) or max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
             self._count(item, task)
@@ -509,6 +511,8 @@ class TextTools:
         item = {"kind": kind, "text": text, "t": self.world.now, **extra}
         if named is not None and not named.tasks:  # filed under a notice: only a matter about what it brought
             item["records"] = named.records
+        elif named is not None:  # a follow-up to a finished matter: for a need that comes up within a day
+            item["follow_up"] = True
         self.earlier.append(item)
         return True
 
@@ -772,12 +776,19 @@ class TextTools:
         if resource is None or start is None or task.units_done >= task.spec.work.units:
             return ""
         end = start + w.remaining_minutes(task)
-        span = next(((a, b) for a, b in w.schedule.resource_busy[resource].spans if a < end and b > start), None)
-        if span is None:
+        if w.schedule.resource_free(resource, start, end):
             return ""
-        return (f" Its work needs {resource} ({end - start} min), which {w.scenario.user.name} uses "
-                f"{w.clock_text(span[0])}–{w.clock_text(span[1])}: postpone it to a time it is free, or reserve "
-                f"one with allocate_resource.")
+        return (f" Its work needs {resource} ({end - start} min), and {self._use_during(resource, start, end)}: "
+                f"postpone it to a time it is free, or reserve one with allocate_resource.")
+
+    def _use_during(self, resource: str, start: int, end: int) -> str:
+        """The user's own use of the resource that [start, end) runs into, as the records name it:
+        the span itself (not merged with its neighbours) and what it is."""
+        w = self.world
+        a, b, label = next((a, b, label) for a, b, label in resource_use_labelled(w.scenario, resource)
+                           if a < end and b > start)
+        what = label.split(": ")[0]  # what the use is, not what the scenario says fills it
+        return f"{w.scenario.user.name} uses {resource} {w.clock_text(a)}–{w.clock_text(b)} ({what})"
 
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")
@@ -800,11 +811,8 @@ class TextTools:
                             f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
         if start > w.now and not w.schedule.resource_free(resource, start, start + duration):
             # a clash the agent can see coming is refused, not announced and then kept
-            busy = w.schedule.resource_busy[resource]
-            a, b = next((a, b) for a, b in busy.spans if a < start + duration and b > start)  # the user's own use
             raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}, and "
-                            f"{w.scenario.user.name} uses {resource} {w.clock_text(a)}–{w.clock_text(b)}; "
-                            f"reserve a time it is free")
+                            f"{self._use_during(resource, start, start + duration)}; reserve a time it is free")
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
@@ -812,7 +820,7 @@ class TextTools:
 
 
 def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[int, TaskState]:
-    """Earlier notes and messages claimed at the same moment, shared out: each need that came up
+    """Earlier notes (or messages) claimed at the same moment, shared out: each need that came up
     takes a note of its own where one fits it (a note about two needs goes to the one no other
     note covers), maximising how well they fit; a note is offered only to needs it fits at least
     half as well as its best. Returns item -> task for what the sharing decides (the rest go to

@@ -1,6 +1,6 @@
 """Scenario specification: typed models, YAML loading, semantic validation, JSON Schema."""
 
-from .expand import resource_use, user_busy, weekly_spans
+from .expand import resource_use, resource_use_labelled, user_busy, weekly_spans
 from . import variant
 from .loader import ScenarioError, json_schema, load_file, load_scenario, parse_scenario, shipped_names
 from .models import PERSONAS, RULES, Depth, Scenario, Task
@@ -13,5 +13,5 @@ SUITE_VERSION = "0.4.1"
 __all__ = [
     "SUITE_VERSION", "PERSONAS", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
     "format_at", "json_schema", "load_file", "load_scenario", "parse_at", "parse_scenario", "reachable_states",
-    "resource_use", "rules_of", "shipped_names", "trigger_minute", "user_busy", "variant", "weekly_spans",
+    "resource_use", "resource_use_labelled", "rules_of", "shipped_names", "trigger_minute", "user_busy", "variant", "weekly_spans",
 ]

@@ -25,7 +25,12 @@ def user_busy(s: Scenario) -> list[tuple[int, int, str]]:
 
 def resource_use(s: Scenario, resource_id: str) -> list[tuple[int, int]]:
     """When the user's own use holds a resource: one-off and weekly spans."""
+    return [(a, b) for a, b, _ in resource_use_labelled(s, resource_id)]
+
+
+def resource_use_labelled(s: Scenario, resource_id: str) -> list[tuple[int, int, str]]:
+    """The user's own uses of a resource, each with its label, unmerged."""
     res = next(r for r in s.resources if r.id == resource_id)
-    spans = [(b.start, b.end) for b in res.user_busy]
-    spans += [span for w in res.weekly for span in weekly_spans(s, w)]
+    spans = [(b.start, b.end, b.label) for b in res.user_busy]
+    spans += [(a, b, w.label) for w in res.weekly for a, b in weekly_spans(s, w)]
     return sorted(spans)
