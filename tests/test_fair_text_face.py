@@ -890,3 +890,36 @@ def test_a_follow_up_to_a_finished_matter_does_not_wait_past_a_day():
     while not damage.active:
         _step(env, "wait")
     assert sent not in [e.get("sent") for e in world.log if e["type"] == "present" and e.get("task") == damage.spec.id]
+
+
+# ------------------------------------------------------------------ round 16
+def test_a_request_naming_an_action_still_to_come_never_approves_an_open_run():
+    """Round 16: a request to launch the ablation (launch_job beside allocate_resource), sent just
+    before the ablation came up, was put to Dana as the sweep's run, which awaited her OK: she
+    'approved' the sweep. A request naming an action still to come waits for it."""
+    env, sweep = _open_sweep("reviewer")
+    world = env.world
+    ablation = world.by_id["t06_ablation_queue"]
+    assert not ablation.triggered
+    result = _step(env, "request_approval", message="OK to queue Ingrid's ablation for tonight's slot?",
+                   actions=[{"tool": "launch_job", "args": ablation.spec.action.args},
+                            {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D2 21:00"}}])
+    assert result.startswith("Request kept") and sweep.approval is None
+    while not ablation.active:
+        _step(env, "wait")
+    _step(env, "wait")
+    assert ablation.approval == "approve" and sweep.approval is None
+
+
+def test_a_reservation_for_work_that_needs_no_compute_says_what_does_it():
+    """Round 16: asked to reserve the GPUs for the ablation (as the briefing says of launches the
+    user keeps), the tool answered only "no open work of that matter runs on gpu_server". It now
+    says the matter's work needs no reserved compute, and which action acts."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    ablation = world.by_id["t06_ablation_queue"]
+    while not ablation.active:
+        _step(env, "wait")
+    result = _step(env, "allocate_resource", what="the ablation", resource="gpu_server", start="D2 21:00",
+                   about="t06_ablation_queue")
+    assert "work needs no reserved compute: notes do it; its action launch_job is what acts" in result

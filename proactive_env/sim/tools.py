@@ -374,7 +374,10 @@ class TextTools:
         w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
                f"{'also ' if 'also' in item else ''}for {matter.id}.")
         if item["kind"] == "request":
-            w.present(task, item["text"], request=True, what=_what(item["text"]), requested=item["requested"])
+            requested = item["requested"]
+            if RUN_TOOL in requested and not w.needs_run_ok(task):  # reserving needs no OK here: not asked
+                requested = tuple(r for r in requested if r != RUN_TOOL) or requested
+            w.present(task, item["text"], request=True, what=_what(item["text"]), requested=requested)
         elif item["kind"] == "postponement":  # made before the task came up, still ahead
             if item["until"] is None or item["until"] > w.now:
                 w.defer(task, item["until"], item["plan"])
@@ -664,6 +667,11 @@ class TextTools:
         acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
         if not acting and RUN_TOOL in tools:  # a request for a run the user decides (an action named wins)
             acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
+            named = [x for x in tools if x != RUN_TOOL]
+            for_run = matter is not None and any(t.index in matter.tasks for t in acting)  # it names the run's matter
+            if not for_run and named and any(w.may_come_up(t) and t.spec.action and t.spec.action.tool in named
+                                             for t in w.tasks):
+                return None  # the action it names is a matter still to come: it waits for that, not a run
         mine = [t for t in acting if matter is not None and t.index in matter.tasks]
         for pool in (mine, acting):
             best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
@@ -800,6 +808,12 @@ class TextTools:
         task = self.attribute(what, about=about)
         if task is None or task.spec.work.resource != resource:
             w._record("allocate_failed", task=task.spec.id if task else None, resource=resource)
+            if task is not None and task.spec.work.resource is None:  # say what does run it
+                action = task.spec.action
+                runs = f"; its action {action.tool} is what acts" if action is not None else ""
+                matter = self.world.matter_of(task)
+                raise ToolError(f"allocate_resource: refused — {matter.id if matter else 'that matter'}'s work needs "
+                                f"no reserved compute: notes do it{runs}")
             raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource}; "
                             "name the matter whose work it is with about")
         duration = w.remaining_minutes(task)
