@@ -923,3 +923,12 @@ def test_a_reservation_for_work_that_needs_no_compute_says_what_does_it():
     result = _step(env, "allocate_resource", what="the ablation", resource="gpu_server", start="D2 21:00",
                    about="t06_ablation_queue")
     assert "work needs no reserved compute: notes do it; its action launch_job is what acts" in result
+
+
+def test_a_key_beside_tool_and_arguments_is_an_error_not_silently_dropped():
+    """Round 16: an 'about' put beside 'arguments' (not inside) was silently ignored."""
+    env = _env()
+    _step(env, "wait")
+    obs = env.step(json.dumps({"tool": "write_note", "about": "m1", "arguments": {"text": "Comparing monitors"}}))[0]
+    assert obs.startswith("Error: write_note: unexpected 'about' beside 'tool' and 'arguments'")
+    assert not env.world.by_id["t01_setup"].started

@@ -19,6 +19,7 @@ from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
 MAX_OBSERVATION = 32_768
 MAX_ACTION = 16_384  # characters of one tool call, as JSON text
 MAX_DEPTH = 16  # nesting of a call's JSON (a call is {"tool", "arguments": {... one or two levels}})
+CALL_KEYS = {"tool", "name", "arguments", "args"}  # a call's own keys; anything else beside them is a mistake
 JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list, "object": dict}
 
 
@@ -84,6 +85,10 @@ def parse_call(action: Any) -> tuple[str, dict]:
     name = name[:64]
     if not isinstance(args, dict):
         raise ToolError(f"{name}: expected 'arguments' to be a JSON object")
+    stray = sorted(str(k)[:32] for k in call if k not in CALL_KEYS)[:5]
+    if stray:  # said, not silently dropped: an 'about' put beside 'arguments' would otherwise be lost
+        raise ToolError(f"{name}: unexpected {', '.join(map(repr, stray))} beside 'tool' and 'arguments': put every "
+                        f"argument, 'about' too, inside 'arguments'")
     if _depth(args) > MAX_DEPTH:
         raise ToolError(f"{name}: arguments nested more than {MAX_DEPTH} levels deep")
     try:
