@@ -197,16 +197,22 @@ class BroadcastEarlyAgent(TextOracleAgent):
         return json.dumps(self.pending.popleft())
 
 
-class PostponeEarlyAgent(TextScriptedAgent):
+class _FollowerPlus(TextScriptedAgent):
+    """The text policy-follower with one cheap rule added (the subclass's), under its own name."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        super().__init__(PolicyFollowerAgent())
+        self.name = type(self).name
+
+
+class PostponeEarlyAgent(_FollowerPlus):
     """The text policy-follower, plus a postponement of every record's subject to a day later as
     the record appears, linked to no matter: a bet that postponements kept for matters not yet
     come up buy TA's "later" without any judgement of timing."""
 
     name = "postpone-early"
-
-    def __init__(self) -> None:
-        super().__init__(PolicyFollowerAgent())
-        self.name = PostponeEarlyAgent.name
 
     def reset(self, env: Any, seed: int) -> None:
         super().reset(env, seed)
@@ -224,16 +230,12 @@ class PostponeEarlyAgent(TextScriptedAgent):
         return json.dumps(self.pending.popleft()) if self.pending else super().act(obs, info)
 
 
-class PiggybackAgent(TextScriptedAgent):
+class PiggybackAgent(_FollowerPlus):
     """The text policy-follower, with every visible record pasted under each note and message it
     writes on a matter: a bet that a needle-rich note or message on one matter is also credited
     to needs nothing announced, without the agent having judged them."""
 
     name = "piggyback"
-
-    def __init__(self) -> None:
-        super().__init__(PolicyFollowerAgent())
-        self.name = PiggybackAgent.name
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         call = json.loads(super().act(obs, info))

@@ -644,20 +644,16 @@ def test_asking_again_for_what_was_approved_is_not_sent_and_costs_nothing():
     cost 1.86 trust as under-intervention. It is now answered by the tool: the approval holds."""
     env = _env("experiments", "reviewer")
     world = env.world
-    _oracle_until(env, 24 * 60 + 8 * 60 + 35)
-    task = next(t for t in world.tasks if world.policy.answers.get(t.spec.id) == "approve" and not t.executed
-                and t.active and not t.closed) if any(world.policy.answers.get(t.spec.id) == "approve" and not t.executed
-                                                      and t.active and not t.closed for t in world.tasks) else None
-    if task is None:  # the oracle executes at once: approve one ourselves
-        task = world.by_id["t06_ablation_queue"]
-        world.policy.answer(task.spec.id, "approve")
-    matter = world.matter_of(task) or world.raise_matter("the ablation", [task.index], own=True)
-    trust = world.trust.value
-    action = task.spec.action
-    result = _step(env, "request_approval", about=matter.id, message="OK to queue it for tonight?",
-                   actions=[{"tool": action.tool, "args": action.args}])
+    ablation = world.by_id["t06_ablation_queue"]
+    while not ablation.active:
+        _step(env, "wait")
+    ask = {"message": "OK to queue Ingrid's ablation for tonight?",
+           "actions": [{"tool": "launch_job", "args": ablation.spec.action.args}]}
+    assert "[your request: approved]" in _step(env, "request_approval", **ask)
+    trust, decisions = world.trust.value, len(world.decisions)
+    result = _step(env, "request_approval", **ask)
     assert result.startswith("Error: request_approval: not sent") and "already approved" in result
-    assert world.trust.value == trust
+    assert world.trust.value == trust and len(world.decisions) == decisions
 
 
 def test_a_postponement_onto_compute_the_user_holds_then_says_so():
@@ -694,7 +690,13 @@ def test_a_reply_quoting_a_long_request_shows_where_it_was_cut():
 
     long = "Tomás needs the 16-config sweep (configs/sweep/lr_warmup.yaml, about 6 h 40 min on GPUs 4-7) by Fri 17 " \
            "Apr 12:00, and your Friday-night slot is now too late for it, so I'd book Wednesday night instead."
-    assert _what(long).endswith("…") and " now…" not in _what(long) or _what(long).endswith("…")
+    assert _what(long) == ("Tomás needs the 16-config sweep (configs/sweep/lr_warmup.yaml, about 6 h 40 min on "
+                           "GPUs 4-7) by Fri 17 Apr 12:00, and your Friday-night slot is now too late…")
+    clause = "Pay it as Harbour asks, " + "quoting HL-21840, " * 12 + "please."
+    cut = _what(clause)  # cut between words, a comma before the cut dropped
+    kept = cut[:-1]
+    assert cut.endswith("…") and clause.startswith(kept) and len(cut) <= 161
+    assert kept[-1] not in ",;:(- " and clause[len(kept)] in ", "
     assert _what("Book Wednesday night.") == "Book Wednesday night"
 
 
