@@ -680,6 +680,8 @@ def _add_show(sub) -> None:
     p.add_argument("--transcript", action="store_true",
                    help="print the LLM agent's whole conversation (system prompt, briefing, each observation, "
                         "each tool call with its arguments) instead of drawing")
+    p.add_argument("--why", action="store_true",
+                   help="print why points were lost (per task, per TA decision, trust over time) instead of drawing")
     p.set_defaults(func=_show)
 
 
@@ -698,6 +700,18 @@ def _show(args) -> int:
         print(transcript_text(trajectory["transcript"]))
         return 0
 
+    if args.why:
+        from .report.explain import explain
+        from .scoring.trajectory import load_trajectory
+        from .spec.escape import strip_control
+
+        try:
+            lines = explain(load_trajectory(Path(args.trajectory))).lines()
+        except (ValueError, KeyError) as exc:
+            raise UsageError(f"{args.trajectory}: {exc}") from None
+        print("\n".join(strip_control(line) for line in lines))
+        return 0
+
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     if not formats or set(formats) - {"png", "svg", "html"}:
         raise UsageError(f"--formats: expected png, svg and/or html, got {args.formats!r}")
@@ -707,6 +721,8 @@ def _show(args) -> int:
     except (ValueError, ScenarioError) as exc:
         raise UsageError(str(exc)) from None
     print("\n".join(str(p) for p in written))
+    if "html" in formats:
+        print(f"why points were lost: the page's tables, or in the terminal: {PROG} show {args.trajectory} --why")
     return 0
 
 

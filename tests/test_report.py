@@ -52,8 +52,10 @@ def test_report_compares_agents_across_folders(two_folders, tmp_path):
         assert (out / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
     page = (out / "index.html").read_text()
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org", "")
-    assert page.count("data:image/png;base64,") == 3
-    links = re.findall(r"href='(episodes/[^']+)'", page)
+    assert page.count("data:image/png;base64,") == 4  # bars, radar, by scenario; the paper's in its own panel
+    assert (out / "plots" / "reported.png").exists()
+    assert "Where each agent loses points: tasks" in page and "Where each agent loses points: TA decisions" in page
+    links = re.findall(r'href="(episodes/[^"]+)"', page)
     assert len(links) == 2 * 2 * 2 + 1 + 1  # every run of every label
     assert all((out / link).exists() for link in links)
 
@@ -189,3 +191,70 @@ def test_report_page_opens_in_headless_chromium_without_console_messages(two_fol
                                page.as_uri()], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0 and (tmp_path / "shot.png").stat().st_size > 10000
         assert ":CONSOLE" not in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------- escaping by construction
+MARKUP = "<img src=x onerror=alert(1)>"
+
+
+def test_report_escapes_data_and_keeps_every_page_inside_its_folder(two_folders, tmp_path):
+    """A trajectory's agent and persona are data: they never become markup, and a page built from
+    them never lands outside the report folder (issue 22: stored XSS, a page written outside)."""
+    folder = tmp_path / "evil"
+    shutil.copytree(two_folders / "a", folder)
+    source = next((folder / "trajectories" / "oracle").glob("*.json"))
+    for field, value in (("agent", f"{MARKUP}/../../../escaped"), ("persona", f"../../{MARKUP}")):
+        data = json.loads(source.read_text())
+        data[field] = value
+        (source.parent / f"forged-{field}.json").write_text(json.dumps(data))
+    out = tmp_path / "out" / "report"
+    assert cli.main(["report", str(folder), "--out", str(out)]) == 0
+    written = [p for p in tmp_path.rglob("*.html")]
+    assert written and all(out.resolve() in p.resolve().parents for p in written)
+    for page in written:
+        text = page.read_text()
+        assert MARKUP not in text and "<script" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (out / "index.html").read_text()  # shown, as text
+
+
+def test_episode_path_is_slugs_only():
+    from proactive_env.report.build import episode_path
+    from proactive_env.report.collect import Run
+
+    rel = episode_path(Run("a/../../b", "../monitor", "<p>", 3, {}, None, None))
+    assert ".." not in rel.parts and all(re.fullmatch(r"[A-Za-z0-9._-]+", part) for part in rel.parts)
+
+
+# ---------------------------------------------------------------------- why points were lost
+def test_explanation_is_the_scorers_own_and_names_what_lost_points(two_folders, capsys):
+    from proactive_env.report.explain import clock, explain
+
+    source = next((two_folders / "a" / "trajectories" / "noop").glob("*planner*.json"))
+    trajectory = load_trajectory(source)
+    x = explain(trajectory)
+    # the same scorer: the explanation's totals are the run's scores
+    for metric in ("TC", "TA", "TR_D", "TR_J", "J"):
+        assert x.scores[metric] == pytest.approx(trajectory["scores"][metric], abs=1e-9)
+    assert len(x.tasks) == len(trajectory["scores"]["tasks"])
+    # noop does nothing: every task that needed doing lost outputs, each fact it needed is missed
+    needed = [r for r in x.tasks if r.wanted not in ("NOOP", "cut_off")]
+    assert needed and all(r.used == "NOOP" and r.depth_match is False for r in needed)
+    assert any(r.facts_missed for r in needed) and not any(r.facts_found for r in needed)
+    counted = [d for d in x.decisions if d.counted]
+    assert counted and all(not d.now and "urgent" in d.reason for d in counted)
+    scenario = trajectory_scenario(trajectory)
+    assert clock(scenario, 2 * 24 * 60 + 9 * 60 + 10).startswith("D3 (") and clock(scenario, 0).endswith(" 00:00")
+    assert cli.main(["show", str(source), "--why"]) == 0
+    text = capsys.readouterr().out
+    assert "Why points were lost" in text and "TA decisions" in text and "Trust over time" in text
+
+
+def test_episode_page_shows_the_lost_points_tables(two_folders):
+    source = next((two_folders / "a" / "trajectories" / "oracle").glob("*.json"))
+    trajectory = load_trajectory(source)
+    page = episode_page(trajectory, None)
+    for heading in ("Why points were lost: tasks", "Why points were lost: TA decisions", "Trust over time"):
+        assert heading in page
+    assert "expected ?" not in page and " at None" not in page
+    first_task = trajectory["scores"]["tasks"][0]["task"]
+    assert first_task in page

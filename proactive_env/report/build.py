@@ -2,150 +2,174 @@
 
 Writes into OUT::
 
-    index.html          one self-contained page: leaderboards, plots (embedded), every run linked
+    index.html          one self-contained page: leaderboards, plots (embedded), where each agent loses
+                        points (per task and per TA decision, across runs), every run linked
     leaderboard.md      the same tables in markdown (display scale, % labelled)
     leaderboard.csv     long format on the data scale, one row per view × agent × group × metric
-    plots/              3t-bars, 3t-radar, j-by-scenario (PNG and/or SVG)
-    episodes/           one page per run (the `show` picture and event log), linked from index.html
+    plots/              3t-bars, 3t-radar, j-by-scenario (and reported, with --reported): PNG and/or SVG
+    episodes/           one page per run (why points were lost, trust over time, the event log)
+
+Every page comes from a Jinja2 template with autoescape; every path built from data is a slug
+checked to stay inside OUT.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import os
-import re
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..scoring.results import LEGEND, METRICS, UNITS, display, display_ci, header
+from ..scoring.results import LEGEND, METRICS, UNITS
+from ..spec.escape import inside, slug
 from .collect import Run, collect
 from .leaderboard import Leaderboard, markdown, write_csv
-from .page import page
-from .plots import bar_plot, radar_plot, scenario_plot
-
+from .page import render
+from .plots import bar_plot, radar_plot, reported_plot, scenario_plot
 
 AUTO_ALL = 100  # --episodes auto draws every run up to this many, else the first seed of each cell
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+POOL_FROM = 24  # runs: below this, explaining them in one process is faster than starting workers
 
 
 def episode_path(run: Run) -> Path:
-    """Where a run's episode page lives, relative to the report folder."""
-    return Path("episodes") / _safe(run.agent) / f"{run.scenario}-{run.persona}-s{run.seed}.html"
+    """Where a run's episode page lives, relative to the report folder: slugs only."""
+    name = f"{slug(run.scenario)}-{slug(run.persona)}-s{int(run.seed)}.html"
+    return Path("episodes") / slug(run.agent) / name
 
 
-def _draw(job: tuple[Path, Path, str]) -> str | None:
-    from .episode import write_episode
+@dataclass(frozen=True)
+class _Job:
+    source: Path
+    page: Path | None  # the episode page to write, or None
+    back: str
+    picture: bool
 
-    source, stem, back = job
+
+def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None]:
+    """One run taken apart (and its page written): its task and decision rows, or a problem."""
+    from ..scoring import load_trajectory
+    from .episode import episode_page, figure_bytes, trajectory_scenario
+    from .explain import explain
+
     try:
-        write_episode(source, stem, ["html"], back=back)
-    except (ValueError, KeyError) as exc:  # e.g. a trajectory of an older scenario version
-        return f"{source}: {exc}"
-    return None
+        trajectory = load_trajectory(job.source)
+        x = explain(trajectory, trajectory_scenario(trajectory))
+        if job.page is not None:
+            png = figure_bytes(trajectory) if job.picture else None
+            job.page.parent.mkdir(parents=True, exist_ok=True)
+            job.page.write_text(episode_page(trajectory, png, job.back, x), encoding="utf-8")
+    except (ValueError, KeyError, TypeError) as exc:  # e.g. a trajectory of an older scenario version
+        return [], [], f"{job.source}: {exc}"
+    tasks = [{"task": r.task, "tc": r.tc, "lost": r.weight * r.lost, "match": r.depth_match,
+              "missed": r.facts_missed[:1], "broke": (r.broke or "").split(" at ")[0] if r.broke else None}
+             for r in x.tasks]
+    decisions = [{"decision": d.decision, "counted": d.counted, "now": d.now, "later": d.later,
+                  "reason": d.reason if d.counted and not d.passed else None} for d in x.decisions]
+    return tasks, decisions, None
 
 
-def _select(runs: list[Run], episodes: str) -> list[Run]:
+def _select(runs: list[Run], episodes: str) -> set[Path]:
+    """The trajectories whose episode pages to write."""
     if episodes == "none":
-        return []
+        return set()
     if episodes == "all" or (episodes == "auto" and len(runs) <= AUTO_ALL):
-        return runs
+        return {r.path for r in runs}
     first: dict[tuple, Run] = {}
     for run in sorted(runs, key=lambda r: r.seed):
         first.setdefault((run.agent, run.scenario, run.persona), run)
-    return list(first.values())
+    return {r.path for r in first.values()}
 
 
-def draw_episodes(runs: list[Run], out: Path, workers: int | None = None) -> tuple[set[Path], list[str]]:
+def explain_runs(runs: list[Run], pages: set[Path], out: Path, pictures: bool = False,
+                 workers: int | None = None) -> tuple[list[tuple], set[Path], list[str]]:
+    """Every run explained (and the selected ones' pages written): (run, tasks, decisions) per
+    run, the pages written (relative to ``out``) and the problems met."""
     jobs = []
     for run in runs:
         rel = episode_path(run)
-        back = "../" * (len(rel.parts) - 1) + "index.html"
-        jobs.append((run.path, (out / rel).with_suffix(""), back))
+        page = inside(out, *rel.parts) if run.path in pages else None
+        jobs.append(_Job(run.path, page, "../" * (len(rel.parts) - 1) + "index.html", pictures))
     workers = workers or min(len(jobs), os.cpu_count() or 1)
-    if workers <= 1:
-        problems = [_draw(job) for job in jobs]
+    if workers <= 1 or len(jobs) < POOL_FROM:
+        results = [_explain_job(job) for job in jobs]
     else:
         with ProcessPoolExecutor(workers) as pool:
-            problems = list(pool.map(_draw, jobs, chunksize=4))
-    drawn = {episode_path(run) for run, problem in zip(runs, problems) if problem is None}
-    return drawn, [p for p in problems if p]
+            results = list(pool.map(_explain_job, jobs, chunksize=4))
+    explained = [(run, tasks, decisions) for run, (tasks, decisions, problem) in zip(runs, results) if not problem]
+    drawn = {episode_path(run) for run, (_, _, problem) in zip(runs, results) if run.path in pages and not problem}
+    return explained, drawn, [problem for _, _, problem in results if problem]
 
 
-def _embed(paths: list[Path]) -> str:
-    png = next((p for p in paths if p.suffix == ".png"), None)
-    if png is not None:
-        return f"<img alt='{png.stem}' src='data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}'>"
-    svg = paths[0].read_text(encoding="utf-8")
-    return svg[svg.index("<svg"):]
+def _share(hits: int, n: int) -> str:
+    return f"{hits}/{n}" if n else "—"
 
 
-def _html_table(rows: list[dict], keys: tuple[str, ...], iqm: bool = False) -> str:
-    heads = "".join(f"<th class='text'>{k.capitalize()}</th>" for k in keys) + "<th>n</th>"
-    heads += "".join(f"<th>{html.escape(header(m))}</th>" for m in METRICS) + "<th>J 95% CI</th>"
-    heads += "<th>J IQM</th>" if iqm else ""
-    body = []
-    for row in rows:
-        cells = "".join(f"<td class='text'>{html.escape(str(row[k]))}</td>" for k in keys) + f"<td>{row['runs']}</td>"
-        cells += "".join(f"<td>{display(m, row[m])}</td>" for m in METRICS)
-        cells += f"<td>{display_ci('J', row.get('J_ci'))}</td>"
-        cells += f"<td>{display('J', row.get('J_iqm'))}</td>" if iqm else ""
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{heads}</tr>{''.join(body)}</table>"
-
-
-def _metric_table(board: Leaderboard, metric: str) -> str:
-    scenarios = sorted({r["scenario"] for r in board.by_scenario})
-    cell = {(r["agent"], r["scenario"]): r for r in board.by_scenario}
-    heads = "<th class='text'>Agent</th><th>all</th><th>95% CI</th>" + "".join(
-        f"<th>{html.escape(s)}</th>" for s in scenarios)
+def task_rows(explained: list[tuple]) -> list[dict]:
+    """Per agent × scenario × task, across runs: where TC and TR-D go, worst first."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for run, tasks, _ in explained:
+        for t in tasks:
+            groups[(run.agent, run.scenario, t["task"])].append(t)
     rows = []
-    for row in board.overall:
-        values = "".join(f"<td>{display(metric, cell[(row['agent'], s)][metric])}</td>"
-                         if (row["agent"], s) in cell else "<td>—</td>" for s in scenarios)
-        rows.append(f"<tr><td>{html.escape(row['agent'])}</td><td>{display(metric, row[metric])}</td>"
-                    f"<td>{display_ci(metric, row[f'{metric}_ci'])}</td>{values}</tr>")
-    return (f"<h3>{html.escape(header(metric))} — {html.escape(UNITS[metric]['name'])}</h3>"
-            f"<table><tr>{heads}</tr>{''.join(rows)}</table>")
+    for (agent, scenario, task), items in groups.items():
+        judged = [t for t in items if t["match"] is not None]
+        missed = Counter(f for t in items for f in t["missed"])
+        broke = Counter(t["broke"] for t in items if t["broke"])
+        rows.append({"agent": agent, "scenario": scenario, "task": task, "runs": len(items),
+                     "tc": sum(t["tc"] for t in items) / len(items), "lost": sum(t["lost"] for t in items) / len(items),
+                     "matched": _share(sum(bool(t["match"]) for t in judged), len(judged)),
+                     "fact": (f"{missed.most_common(1)[0][0]} ({missed.most_common(1)[0][1]}×)" if missed else ""),
+                     "broke": (f"{broke.most_common(1)[0][0]} ({broke.most_common(1)[0][1]}×)" if broke else ""),
+                     "bad": sum(t["lost"] for t in items) / len(items) + (len(judged) - sum(bool(t["match"]) for t in judged))})
+    return sorted((r for r in rows if r["bad"] > 0), key=lambda r: (-r["bad"], r["agent"], r["task"]))
 
 
-def _reported_table(board: Leaderboard) -> str:
-    from .reported import NOTE
+def decision_rows(explained: list[tuple]) -> list[dict]:
+    """Per agent × scenario × TA decision, across the runs where TA counted it."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for run, _, decisions in explained:
+        for d in decisions:
+            groups[(run.agent, run.scenario, d["decision"])].append(d)
+    rows = []
+    for (agent, scenario, decision), items in sorted(groups.items()):
+        counted = [d for d in items if d["counted"]]
+        reasons = Counter(d["reason"] for d in counted if d["reason"])
+        passed = sum(d["now"] and d["later"] for d in counted)
+        rows.append({"agent": agent, "scenario": scenario, "decision": decision, "counted": _share(len(counted), len(items)),
+                     "now": _share(sum(d["now"] for d in counted), len(counted)),
+                     "later": _share(sum(d["later"] for d in counted), len(counted)),
+                     "passed": _share(passed, len(counted)), "failed": passed < len(counted),
+                     "reason": f"{reasons.most_common(1)[0][0]} ({reasons.most_common(1)[0][1]}×)" if reasons else ""})
+    return sorted(rows, key=lambda r: (not r["failed"], r["agent"], r["scenario"], r["decision"]))
 
-    heads = "<th class='text'>Agent</th>" + "".join(f"<th>{html.escape(header(m))}</th>" for m in METRICS)
-    rows = "".join(f"<tr class='reported'><td>{html.escape(r['agent'])}</td>"
-                   + "".join(f"<td>{display(m, r['scores'].get(m))}</td>" for m in METRICS)
-                   + "</tr>" for r in board.reported)
-    sources = "".join(f"<li><b>{html.escape(r['agent'])}</b>: {html.escape(r['source'])}</li>" for r in board.reported)
-    return (f"<h3>Reported in the paper — not re-run</h3><p class='meta'>{html.escape(NOTE)}</p>"
-            f"<table><tr>{heads}</tr>{rows}</table><ul class='meta'>{sources}</ul>")
+
+def _data_uri(paths: list[Path]) -> str:
+    """A plot as an image the page embeds (never inline SVG markup: an <img> runs nothing)."""
+    png = next((p for p in paths if p.suffix == ".png"), None)
+    path, kind = (png, "image/png") if png is not None else (paths[0], "image/svg+xml")
+    return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode()}"
 
 
-def _runs_section(runs: list[Run], drawn: set[Path], out: Path) -> str:
-    parts = []
+def _run_groups(runs: list[Run], drawn: set[Path], out: Path) -> list[dict]:
+    groups = []
     for agent in sorted({r.agent for r in runs}):
         mine = sorted((r for r in runs if r.agent == agent), key=lambda r: (r.scenario, r.persona, r.seed))
-        rows = []
-        for r in mine:
-            rel = episode_path(r)
-            name = f"{r.scenario} · {r.persona} · seed {r.seed}"
-            link = (f"<a href='{rel.as_posix()}'>{html.escape(name)}</a>" if rel in drawn
-                    else f"{html.escape(name)} <span class='meta'>(proactivity-gym show PATH)</span>")
-            rows.append(f"<tr><td>{link}</td>" + "".join(f"<td>{display(m, r.scores[m])}</td>" for m in METRICS)
-                        + f"<td class='text'>{html.escape(os.path.relpath(r.path, out))}</td></tr>")
-        heads = "<th class='text'>run</th>" + "".join(f"<th>{html.escape(header(m))}</th>" for m in METRICS)
-        parts.append(f"<details><summary>{html.escape(agent)} — {len(mine)} runs</summary><table><tr>{heads}"
-                     f"<th class='text'>trajectory</th></tr>{''.join(rows)}</table></details>")
-    return "".join(parts)
+        groups.append({"agent": agent, "runs": [
+            {"name": f"{r.scenario} · {r.persona} · seed {r.seed}", "scores": r.scores,
+             "link": episode_path(r).as_posix() if episode_path(r) in drawn else None,
+             "path": os.path.relpath(r.path, out)} for r in mine]})
+    return groups
 
 
 def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: str = "auto",
-                 formats: tuple[str, ...] | list[str] = ("png", "svg"), workers: int | None = None) -> str:
-    """Write the report for the runs in ``dirs`` into ``out``; returns a one-paragraph summary."""
-    from .reported import REPORTED
+                 formats: tuple[str, ...] | list[str] = ("png", "svg"), workers: int | None = None,
+                 pictures: bool = False) -> str:
+    """Write the report for the runs in ``dirs`` into ``out``; returns a one-paragraph summary.
+    ``pictures``: embed each episode page's timeline picture (about 0.3–0.7 s a page; without,
+    a page takes a few hundredths of a second and ``show`` draws the picture)."""
+    from .reported import NOTE, REPORTED
 
     runs, skipped = collect(dirs)
     board = Leaderboard.of(runs, list(REPORTED) if reported else [])
@@ -155,30 +179,23 @@ def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: 
     (out / "leaderboard.md").write_text(markdown(board, sources), encoding="utf-8")
     write_csv(board, out / "leaderboard.csv")
     formats = list(formats)
-    bars = bar_plot(board, out / "plots" / "3t-bars", formats)
-    radar = radar_plot(board, out / "plots" / "3t-radar", formats)
-    by_scenario = scenario_plot(board, out / "plots" / "j-by-scenario", formats)
-    drawn, problems = draw_episodes(_select(runs, episodes), out, workers)
-    body = [
-        "<h1>Proactivity-Gym report</h1>",
-        f"<p class='meta'>{len(runs)} runs of {len(board.agents)} agents from {html.escape(', '.join(sources))}"
-        f"{f'; {len(skipped)} unreadable files skipped' if skipped else ''}.</p>",
-        f"<p class='meta'>{html.escape(LEGEND)}. Data files (leaderboard.csv, results.json) hold fractions.</p>",
-        "<h2>Overall (ranked by J)</h2>", _html_table(board.overall, ("agent",), iqm=True),
-        _reported_table(board) if board.reported else "",
-        "<h2>Plots</h2>", f"<div>{_embed(bars)}</div>", f"<div class='plots'>{_embed(radar)} {_embed(by_scenario)}</div>",
-        "<h2>By persona</h2>", _html_table(board.by_persona, ("persona", "agent")),
-        "<h2>By scenario</h2>", _html_table(board.by_scenario, ("scenario", "agent")),
-        "<h2>By metric</h2><p class='meta'>Each metric overall (95% CI) and per scenario.</p>",
-        *(_metric_table(board, m) for m in METRICS),
-        "<h2>Runs</h2><p class='meta'>Each run links to its episode view (the picture `proactivity-gym show` draws); "
-        "runs without a page (see --episodes) can be drawn with <code>proactivity-gym show TRAJECTORY</code>.</p>",
-        _runs_section(runs, drawn, out),
-    ]
-    (out / "index.html").write_text(page("Proactivity-Gym report", "\n".join(body)), encoding="utf-8")
+    plots = {"bars": _data_uri(bar_plot(board, out / "plots" / "3t-bars", formats)),
+             "radar": _data_uri(radar_plot(board, out / "plots" / "3t-radar", formats)),
+             "by_scenario": _data_uri(scenario_plot(board, out / "plots" / "j-by-scenario", formats)),
+             "reported": (_data_uri(reported_plot(board, out / "plots" / "reported", formats))
+                          if board.reported else None)}
+    explained, drawn, problems = explain_runs(runs, _select(runs, episodes), out, pictures, workers)
+    scenarios = sorted({r["scenario"] for r in board.by_scenario})
+    page = render("report.html.j2", title="Proactivity-Gym report", n_runs=len(runs), agents=board.agents,
+                  sources=sources, skipped=len(skipped), legend=LEGEND, ci_note=board.ci_note, board=board,
+                  metrics=METRICS, units=UNITS, plots=plots, reported_note=NOTE, scenarios=scenarios,
+                  cell={(r["agent"], r["scenario"]): r for r in board.by_scenario},
+                  task_rows=task_rows(explained), decision_rows=decision_rows(explained),
+                  run_groups=_run_groups(runs, drawn, out))
+    (out / "index.html").write_text(page, encoding="utf-8")
     summary = (f"report: {out / 'index.html'} ({len(runs)} runs, {len(board.agents)} agents); leaderboard: "
                f"{out / 'leaderboard.md'}, {out / 'leaderboard.csv'}; plots: {out / 'plots'}; "
                f"episode pages: {len(drawn)}")
     for problem in problems:
-        summary += f"\nnot drawn: {problem}"
+        summary += f"\nnot explained: {problem}"
     return summary

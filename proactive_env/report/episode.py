@@ -4,7 +4,6 @@ its scores, its event log and, for LLM agents, the conversation beside it."""
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from pathlib import Path
@@ -13,8 +12,10 @@ from ..envs.timeline import episode_figure
 from ..scoring import load_trajectory
 from ..scoring.trajectory import scenario_of
 from ..scoring.results import METRICS, display, header, inline
-from ..spec import Scenario, format_at
-from .page import page
+from ..scoring.metrics import COMPONENTS
+from ..spec import Scenario
+from .explain import Explanation, clock, explain
+from .page import render
 
 _QUIET = {"run_start", "run_end"}
 
@@ -46,8 +47,12 @@ def figure_bytes(trajectory: dict, fmt: str = "png", dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
-def describe(entry: dict) -> str:
-    """One log entry in words (unknown types as their fields)."""
+_TIMES = ("start", "end", "until", "minute", "sent")
+
+
+def describe(entry: dict, scenario: Scenario | None = None) -> str:
+    """One log entry in words (unknown types as their fields; times on the scenario's clock when
+    ``scenario`` is given)."""
     kind = entry.get("type", "?")
     task = entry.get("task")
     if kind == "action":
@@ -58,12 +63,17 @@ def describe(entry: dict) -> str:
         return (f"user {entry.get('verdict')}s {task} ({actions}; rule {entry.get('rule')}; trust "
                 f"{entry.get('trust_before', 0):.2f} → {entry.get('trust_after', 0):.2f})")
     if kind == "trust":
-        state = "aligned" if entry.get("aligned") else "MISALIGNED"
-        return (f"{state}: {task} at {entry.get('depth')} (expected {entry.get('expected', '?')}); trust "
+        state = "aligned" if entry.get("aligned") else (
+            "MISALIGNED (over-intervention)" if entry.get("over") else "MISALIGNED (under-intervention)")
+        return (f"{entry.get('cause') or entry.get('depth') or 'intervention'} on {task}: {state}; trust "
                 f"{entry.get('before', 0):.2f} → {entry.get('after', 0):.2f}")
     if kind == "event":
         return f"{entry.get('kind', 'event')}: {entry.get('id')}" + (f" — {entry['text']}" if entry.get("text") else "")
-    fields = ", ".join(f"{k}={v}" for k, v in entry.items() if k not in ("t", "type", "policy", "args"))
+    def value(k, v):
+        return clock(scenario, v) if scenario is not None and k in _TIMES and isinstance(v, (int, float)) else v
+
+    fields = ", ".join(f"{k}={value(k, v)}" for k, v in entry.items()
+                       if k not in ("t", "type", "policy", "args") and v is not None)
     return f"{kind} {fields}".strip()
 
 
@@ -94,54 +104,39 @@ def transcript_text(transcript: list[dict]) -> str:
     return "\n\n".join(blocks)
 
 
-def _transcript_html(transcript: list[dict]) -> str:
-    parts = []
-    for turn in transcript:
-        role = str(turn.get("role", "?"))
-        body = html.escape(str(turn.get("content") or ""))
-        calls = [f"<div class='call'>→ <b>{html.escape(name)}</b><pre>{html.escape(args)}</pre></div>"
-                 for name, args in _calls(turn)]
-        parts.append(f"<div class='turn {html.escape(role)}'><div class='role'>{html.escape(role)}</div>"
-                     f"<pre>{body}</pre>{''.join(calls)}</div>")
-    return "\n".join(parts)
+def _turns(transcript: list[dict]) -> list[dict]:
+    return [{"role": str(turn.get("role", "?")), "content": str(turn.get("content") or ""), "calls": _calls(turn)}
+            for turn in transcript]
 
 
-def episode_page(trajectory: dict, png: bytes, back: str | None = None) -> str:
-    """A self-contained HTML page of the episode (the picture embedded)."""
+def _picture(png: bytes | None) -> str | None:
+    return f"data:image/png;base64,{base64.b64encode(png).decode()}" if png else None
+
+
+def episode_page(trajectory: dict, png: bytes | None, back: str | None = None,
+                 explanation: Explanation | None = None) -> str:
+    """A self-contained HTML page of the episode: its scores, why points were lost, trust over
+    time, the picture (embedded, when ``png`` is given), the event log and any conversation."""
     scenario = trajectory_scenario(trajectory)
+    x = explanation or explain(trajectory, scenario)
     title, _ = episode_title(trajectory, scenario)
     scores = trajectory.get("scores", {})
-    score_cells = "".join(f"<th>{html.escape(header(m))}</th>" for m in METRICS if m in scores)
-    score_values = "".join(f"<td>{display(m, scores[m])}</td>" for m in METRICS if m in scores)
-    rows = "\n".join(
-        f"<tr class='{html.escape(e.get('type', ''))}'><td>{format_at(e['t'])}</td>"
-        f"<td>{html.escape(e.get('type', ''))}</td><td>{html.escape(describe(e))}</td></tr>"
-        for e in trajectory.get("log", []) if e.get("type") not in _QUIET and "t" in e)
-    picture = f"<img alt='episode timeline' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
-    transcript = trajectory.get("transcript")
-    main = (f"<section><h2>Timeline</h2>{picture}</section>"
-            f"<section><h2>Event log</h2><table class='log'><tr><th>time</th><th>type</th><th>what</th></tr>"
-            f"{rows}</table></section>")
-    if transcript:
-        body = (f"<div class='split'><div>{main}</div><aside><h2>Conversation ({len(transcript)} turns)</h2>"
-                f"<div class='transcript'>{_transcript_html(transcript)}</div></aside></div>")
-    else:
-        body = main
-    nav = f"<p><a href='{html.escape(back)}'>← report</a></p>" if back else ""
-    head = (f"{nav}<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(scenario.description.strip())}</p>"
-            f"<table class='scores'><tr>{score_cells}</tr><tr>{score_values}</tr></table>"
-            f"<p class='meta'>TA, TR-D and continuation on screen in %; data files hold fractions."
-            + (f" Agent settings: {html.escape(json.dumps(trajectory['agent_settings']))}"
-               if trajectory.get("agent_settings") else "") + "</p>")
-    return page(title, head + body)
+    log = [{"at": clock(scenario, e["t"]), "type": str(e.get("type", "")), "what": describe(e, scenario)}
+           for e in trajectory.get("log", []) if isinstance(e, dict) and e.get("type") not in _QUIET and "t" in e]
+    return render("episode.html.j2", title=title, description=scenario.description.strip(), back=back,
+                  metrics=[m for m in METRICS if m in scores], scores=scores, x=x, components=COMPONENTS,
+                  settings=json.dumps(trajectory["agent_settings"]) if trajectory.get("agent_settings") else "",
+                  picture=_picture(png), log=log, transcript=_turns(trajectory.get("transcript") or []))
 
 
-def write_episode(path: Path, stem: Path, formats: list[str], back: str | None = None) -> list[Path]:
-    """Draw the trajectory at ``path`` to ``stem.<format>`` for each format (png, svg, html)."""
+def write_episode(path: Path, stem: Path, formats: list[str], back: str | None = None,
+                  picture: bool = True) -> list[Path]:
+    """Draw the trajectory at ``path`` to ``stem.<format>`` for each format (png, svg, html);
+    ``picture=False``: the HTML page without the timeline picture (drawing it is most of the time)."""
     trajectory = load_trajectory(path)
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
-    png = figure_bytes(trajectory, "png") if {"png", "html"} & set(formats) else b""
+    png = figure_bytes(trajectory, "png") if "png" in formats or ("html" in formats and picture) else b""
     for fmt in formats:
         target = stem.with_name(stem.name + f".{fmt}")
         if fmt == "png":
@@ -149,6 +144,6 @@ def write_episode(path: Path, stem: Path, formats: list[str], back: str | None =
         elif fmt == "svg":
             target.write_bytes(figure_bytes(trajectory, "svg"))
         elif fmt == "html":
-            target.write_text(episode_page(trajectory, png, back), encoding="utf-8")
+            target.write_text(episode_page(trajectory, png if picture else None, back), encoding="utf-8")
         written.append(target)
     return written

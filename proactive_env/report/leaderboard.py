@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, iqm
+from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, iqm, stratified_bootstrap
 from .collect import Run
 
 
@@ -29,11 +29,39 @@ class Leaderboard:
         overall.sort(key=lambda row: -row["J"])
         rank = {row["agent"]: i for i, row in enumerate(overall)}
         by = lambda key: sorted(aggregate(records, ("agent", key)), key=lambda r: (r[key], rank[r["agent"]]))  # noqa: E731
-        return cls(overall, by("persona"), by("scenario"), list(reported or []))
+        board = cls(overall, by("persona"), by("scenario"), list(reported or []))
+        board.over_runs = _intervals_over_runs(overall, runs)
+        return board
+
+    over_runs: int = 0  # rows whose intervals are over runs (a cell had one run), see ci_note
+
+    @property
+    def ci_note(self) -> str:
+        base = ("95% CIs: stratified bootstrap within scenario × persona cells (needs two runs in every cell)")
+        if not self.over_runs:
+            return base + "."
+        return (base + f"; {self.over_runs} overall rows whose cells have one run show a bootstrap over runs "
+                "instead, marked ‡ (it ignores the cells' differences: wider than it should be when cells differ, "
+                "and no interval where there is one run).")
 
     @property
     def agents(self) -> list[str]:
         return [row["agent"] for row in self.overall]
+
+
+def _intervals_over_runs(rows: list[dict], runs: list[Run]) -> int:
+    """Where a row has no stratified interval (a cell with one run) but two runs or more, an
+    interval over its runs (one stratum), marked ``ci_over_runs``. Returns how many rows."""
+    count = 0
+    for row in rows:
+        mine = [r for r in runs if r.agent == row["agent"]]
+        if row.get("J_ci") is not None or len(mine) < 2:
+            continue
+        for metric in METRICS:
+            row[f"{metric}_ci"] = list(stratified_bootstrap([r.scores[metric] for r in mine], [np.arange(len(mine))]))
+        row["ci_over_runs"] = True
+        count += 1
+    return count
 
 
 def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -> list[str]:
@@ -43,7 +71,7 @@ def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -
              + "|"]
     for row in rows:
         cells = [str(row[k]) for k in keys] + [str(row["runs"])] + [display(m, row[m]) for m in METRICS]
-        cells.append(display_ci("J", row.get("J_ci")))
+        cells.append(display_ci("J", row.get("J_ci")) + (" ‡" if row.get("ci_over_runs") else ""))
         cells += [display("J", row.get("J_iqm"))] if with_iqm else []
         lines.append("| " + " | ".join(cells) + " |")
     return lines

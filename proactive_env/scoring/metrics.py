@@ -426,6 +426,14 @@ class RunScorer:
         task = self.tasks[task_id]
         return self._work_of(task, self.policy.wanted(task.spec, self.persona))
 
+    def evidence_read(self, task_id: str) -> set[str]:
+        """The task's evidence records the agent has read so far, as Evidence counts them (read-only)."""
+        return self._evidence_read(self.tasks[task_id])
+
+    def ta_label(self, decision_id: str) -> tuple[bool, bool, float]:
+        """A TA decision's (now, later, continuation) as the summary counts it (read-only)."""
+        return self._ta_label(next(d for d in self.decisions if d.spec.id == decision_id))
+
     # ------------------------------------------------------------------ results
     def summary(self) -> dict[str, float]:
         """TC, TA, TR_D, TR_J and J over what has closed so far (the full run at its end)."""
