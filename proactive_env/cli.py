@@ -646,8 +646,12 @@ def _add_report(sub) -> None:
     p.add_argument("--reported", action="store_true",
                    help="add reference rows: model figures published in the paper, labelled as reported (not re-run)")
     p.add_argument("--episodes", choices=("auto", "all", "first", "none"), default="auto",
-                   help="episode pages to draw (about half a second each): every run; the first seed of each "
-                        "agent × scenario × persona; none; auto = all up to 100 runs, else first")
+                   help="episode pages to write (why points were lost, trust over time, the event log): every run; "
+                        "the first seed of each agent × scenario × persona; none; auto = all up to 100 runs, else "
+                        "first")
+    p.add_argument("--pictures", action="store_true",
+                   help="embed each episode page's timeline picture (about half a second a page; without, "
+                        "`show TRAJECTORY` draws it)")
     p.add_argument("--formats", default="png,svg", help="plot formats, comma-separated from png, svg")
     p.set_defaults(func=_report)
 
@@ -661,7 +665,7 @@ def _report(args) -> int:
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
     try:
         summary = build_report([Path(d) for d in args.dirs], out, reported=args.reported, episodes=args.episodes,
-                               formats=formats)
+                               formats=formats, pictures=args.pictures)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     print(summary)
