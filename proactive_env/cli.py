@@ -23,6 +23,7 @@ TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "tr
 TRAINER_EXTRAS = {"rllib-ppo": "rllib", "bc": "minari"}  # the rest need the rl extra
 AGENT_PREFIXES = {"rllib-ppo": "rllib", "bc": "bc"}  # the rest save sb3: models
 DEFAULT_AGENTS = "oracle,policy-follower,always-suggest,always-execute,random,noop"
+TEST_SEED = 1000  # seeds from here on are the test split: what the README's tables report
 
 
 class UsageError(Exception):
@@ -112,25 +113,14 @@ def agent_help() -> str:
 def scenario_ref(text: str) -> tuple[str, str | None]:
     """A scenario as the user wrote it — a shipped name (``monitor``), a scenario file, or a gym
     id (``Proactivity-Monitor-v0``, ``Proactivity-Monitor-Planner-v0``, ``proactive_env:…``) —
-    as (name or path, the persona the id names or None)."""
-    text = text.strip()
-    if text in shipped_names() or text.endswith((".yaml", ".yml")) or "/" in text:
-        return text, None
-    env_id = text.split(":", 1)[1] if ":" in text else text
-    if env_id.startswith("Proactivity-"):
-        import gymnasium as gym
+    as (name or path, the persona the id names or None). Every command resolves through here."""
+    from .envs.resolve import resolve_scenario
 
-        import proactive_env  # noqa: F401  (registers the ids)
-
-        try:
-            kwargs = gym.spec(env_id).kwargs
-        except gym.error.Error:
-            raise UsageError(f"{text!r}: no registered env of that id; expected e.g. Proactivity-Monitor-v0") from None
-        if "scenario" not in kwargs or not isinstance(kwargs["scenario"], str) or kwargs["scenario"] == "all":
-            raise UsageError(f"{text!r} plays several scenarios; name one scenario (e.g. Proactivity-Monitor-v0)")
-        return kwargs["scenario"], kwargs.get("persona")
-    raise UsageError(f"{text!r}: expected a scenario name ({', '.join(shipped_names())}), "
-                     "a .yaml file or a gym id such as Proactivity-Monitor-v0")
+    try:
+        ref = resolve_scenario(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return ref.scenario, ref.persona
 
 
 def _make_agent(spec: str, **llm_options):
@@ -256,11 +246,13 @@ def _add_eval(sub) -> None:
                                    "inside) and one trajectory per run under OUT/trajectories/; an interrupted "
                                    "evaluation resumes with the same command.")
     p.add_argument("--agents", default=DEFAULT_AGENTS, help=f"comma-separated: {agent_help()}")
-    p.add_argument("--scenarios", default="all", help="'all' or comma-separated names or gym ids "
-                   f"({', '.join(shipped_names())}); an id naming a persona selects it")
+    p.add_argument("--scenarios", default="all", help="'all' or comma-separated shipped names, scenario files "
+                   f"or gym ids ({', '.join(shipped_names())}); an id naming a persona selects it")
     p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
     p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per scenario–persona pair")
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (≥ 1000: the test split)")
+    p.add_argument("--seed", type=_int_at_least(0), default=TEST_SEED,
+                   help=f"first seed: ≥ {TEST_SEED} is the test split (the benchmark's numbers), below it the "
+                        "training seeds")
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--concurrency", type=_int_at_least(1), default=1, help="runs played at once (threads)")
     p.add_argument("--add", action="store_true",
@@ -399,9 +391,21 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     errored = len(list((out / "errored").glob("*/*.json")))
     if errored:
         console.print(f"[yellow]{errored} runs errored (over the fault budget): {out / 'errored'}")
+    console.print(split_line(args.seed, args.seeds))
     console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}; "
                   f"compare and plot with: {PROG} report {out}")
     return 0
+
+
+def split_line(first: int, count: int) -> str:
+    """Which split an evaluation ran on, said with its seeds."""
+    last = first + count - 1
+    seeds = f"seed {first}" if count == 1 else f"seeds {first}–{last}"
+    if first >= TEST_SEED:
+        return f"split: test ({seeds}), the split the README's tables report"
+    if last < TEST_SEED:
+        return f"split: training ({seeds}); the benchmark's numbers are on the test split: --seed {TEST_SEED}"
+    return f"split: MIXED ({seeds}: training below {TEST_SEED}, test from it) — not comparable with either"
 
 
 def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
@@ -569,7 +573,8 @@ def _add_dataset(sub) -> None:
                                    "metadata holds its agent, scenario, persona, seed and 3T scores. Read it back "
                                    "with minari.load_dataset(NAME). Needs the minari extra.")
     p.add_argument("--agents", default="oracle", help=f"comma-separated: {agent_help()}")
-    p.add_argument("--scenarios", default="all", help=f"'all' or comma-separated from {', '.join(shipped_names())}")
+    p.add_argument("--scenarios", default="all", help="'all' or comma-separated shipped names, scenario files or "
+                   f"gym ids ({', '.join(shipped_names())})")
     p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
     p.add_argument("--seeds", default="0-9", help="e.g. 0-99 or 0,3,7: training seeds (< 1000)")
     p.add_argument("--out", required=True, metavar="NAME", help="the dataset id, e.g. proactivity/oracle-v0")
@@ -589,8 +594,9 @@ def _dataset(args) -> int:
     from .dataset import parse_seeds, write_dataset
     from .evaluate import resolve
 
+    refs = [scenario_ref(s)[0] for s in args.scenarios.split(",") if s.strip()] if args.scenarios != "all" else []
     try:
-        scenarios, personas = resolve(args.scenarios, args.personas)
+        scenarios, personas = resolve(",".join(refs) if refs else "all", args.personas)
         agents = [a.strip() for a in args.agents.split(",") if a.strip()]
         for agent in agents:
             make_agent(agent)

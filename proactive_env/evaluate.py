@@ -49,6 +49,7 @@ from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
+from .spec.escape import slug
 from .spec.loader import scenario_dir
 
 MANIFEST = "manifest.json"
@@ -72,7 +73,8 @@ class RunKey:
 
     @property
     def file(self) -> str:
-        return f"{self.scenario}-{self.persona}-s{self.seed}.json"
+        scenario = self.scenario if self.scenario in shipped_names() else slug(Path(self.scenario).stem)
+        return f"{scenario}-{self.persona}-s{self.seed}.json"
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,8 @@ def agent_config(spec: str, agent, scenarios: Iterable[str], text_options: dict 
     settings = agent.settings() if hasattr(agent, "settings") else {}
     config = {"agent": spec, "settings": settings, "suite_version": SUITE_VERSION,
               "package": code_version()["package"],
-              "scenarios": {name: _sha256(scenario_dir() / f"{name}.yaml") for name in scenarios}}
+              "scenarios": {name: _sha256(scenario_dir() / f"{name}.yaml" if name in shipped_names() else Path(name))
+                            for name in scenarios}}
     if getattr(agent, "face", "structured") == "text" and text_options:
         config["text_options"] = {k: redact_settings(v) if isinstance(v, dict) else v for k, v in text_options.items()}
     return config
@@ -553,9 +556,10 @@ def resolve(scenarios: str, personas: str) -> tuple[list[str], list[str]]:
     """CLI lists: ``all`` or comma-separated names."""
     scenario_list = shipped_names() if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
     persona_list = list(PERSONAS) if personas == "all" else [p.strip() for p in personas.split(",") if p.strip()]
-    unknown = [s for s in scenario_list if s not in shipped_names()]
+    unknown = [s for s in scenario_list if s not in shipped_names() and not Path(s).is_file()]
     if unknown:
-        raise ValueError(f"--scenarios: unknown {unknown}; expected 'all' or names from {shipped_names()}")
+        raise ValueError(f"--scenarios: unknown {unknown}; expected 'all', names from {shipped_names()} or "
+                         "scenario files")
     bad = [p for p in persona_list if p not in PERSONAS]
     if bad:
         raise ValueError(f"--personas: unknown {bad}; expected 'all' or names from {list(PERSONAS)}")

@@ -226,7 +226,7 @@ def test_failing_endpoint_gives_a_clear_error_and_keeps_results(fresh, tmp_path,
     assert len(fresh.requests) == attempts
     rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert [r["agent"] for r in rows] == ["oracle"]
-    assert (tmp_path / "trajectories" / "oracle" / "monitor-planner-s0.json").exists()
+    assert (tmp_path / "trajectories" / "oracle" / "monitor-planner-s1000.json").exists()  # eval: the test split
     assert not list((tmp_path / "trajectories").glob("openai*/*.json"))
 
 
