@@ -160,7 +160,19 @@ def benchmark_scores():
     return score
 
 
-@task
+def _task_name() -> str:
+    """``proactive_env/proactivity`` however the package is installed. Inspect prefixes a task's
+    name with its package when it can tell the package is installed: from site-packages, yes; an
+    editable install of a distribution named unlike its package (proactivity-gym, proactive_env)
+    it cannot tell, so there the prefix is given here."""
+    try:
+        from inspect_ai._util.package import get_installed_package_name  # the rule Inspect applies
+    except ImportError:
+        return "proactive_env/proactivity"
+    return "proactivity" if get_installed_package_name(_task_name) == "proactive_env" else "proactive_env/proactivity"
+
+
+@task(name=_task_name())
 def proactivity(scenario: str = "monitor", persona: str = "all", seed: int = TEST_SEED, seeds: int = 1,
                 window: int = WINDOW) -> Task:
     """Proactivity-Gym's text face: one sample per scenario × persona × seed, scored on the 3T and J."""
