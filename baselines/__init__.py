@@ -13,6 +13,19 @@ TEXT_SCRIPTED = {TextOracleAgent.name: TextOracleAgent, **TEXT_BASELINES}
 ADVERSARIES = {cls.name: cls for cls in adversaries.STRUCTURED + adversaries.TEXT}
 
 
+def canonical_agent(spec: str) -> str:
+    """An agent spec as the evaluator files it: ``openai/MODEL`` (Inspect's and LiteLLM's
+    PROVIDER/MODEL form) is ``openai:MODEL``; another provider is refused with where to run it."""
+    provider, _, model = spec.partition("/")
+    if ":" in spec or not model or provider in SCRIPTED or provider in TEXT_SCRIPTED:
+        return spec
+    if provider == "openai":
+        return f"openai:{model}"
+    raise ValueError(f"agent {spec!r}: the built-in evaluator speaks OpenAI-compatible endpoints: openai:MODEL "
+                     f"(or openai/MODEL) with --base-url; other providers through Inspect: "
+                     f"inspect eval proactive_env/proactivity --model {spec}")
+
+
 def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Agent:
     """An agent from its name (``oracle``, ``noop``, ``random``, ...), ``sb3:PATH`` (a model
     saved by ``proactivity-gym train``), ``rllib:PATH`` (an RLlib policy folder), ``bc:PATH`` (a behaviour-cloning policy) or ``openai:MODEL`` (an LLM behind an OpenAI-compatible
@@ -20,6 +33,7 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
     ``openai:`` agents only, so one set of options serves a mixed list of agents.
     ``trust_model_files`` lets ``sb3:`` and ``rllib:`` unpickle what a model file holds (runs code
     from it; ``rllib:`` folders trained on this machine load without it, see ``trusted.py``)."""
+    spec = canonical_agent(spec)
     if spec.startswith("openai:"):
         return _llm_agent(spec.removeprefix("openai:"), llm_options)
     if spec.startswith("sb3:"):

@@ -107,7 +107,7 @@ def agent_help() -> str:
 
     names = ", ".join([*SCRIPTED, *TEXT_SCRIPTED])
     return (f"{names}; sb3:PATH, rllib:PATH or bc:PATH (a policy saved by `train`); "
-            "openai:MODEL (an LLM on --base-url)")
+            "openai:MODEL or openai/MODEL (an LLM on --base-url)")
 
 
 def scenario_ref(text: str) -> tuple[str, str | None]:
@@ -301,7 +301,12 @@ def _eval_plan(args) -> tuple[list[str], list[str], list[str]]:
         scenarios, persona_list = resolve(",".join(s for s, _ in refs) if refs else "all", personas)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    from .baselines import canonical_agent
+
+    try:
+        agents = [canonical_agent(a.strip()) for a in args.agents.split(",") if a.strip()]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not agents:
         raise UsageError("--agents: expected at least one agent")
     return agents, scenarios, persona_list
