@@ -214,7 +214,10 @@ def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackLi
     scorer = ScoreEvalCallback(args, algo, observation)
     checkpoints = CheckpointCallback(max(1, args.checkpoint_freq // args.n_envs), str(Path(args.out) / "checkpoints"),
                                      name_prefix=algo)
-    return CallbackList([checkpoints, scorer]), scorer
+    from .progress import EVERY, ProgressLog  # talkative by default; with a bar, only after evaluations
+
+    progress = ProgressLog(args.timesteps, scorer, every=None if args.progress_bar else EVERY)
+    return CallbackList([checkpoints, scorer, progress]), scorer
 
 
 def save_config(args, algo: str, observation: str) -> None:
