@@ -149,8 +149,9 @@ def _validate(args) -> int:
         path = scenario_dir() / f"{name}.yaml" if name in shipped_names() else Path(name)
         try:
             s = load_file(path)
-        except ScenarioError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+        except ScenarioError as exc:  # every problem of the file, one line each
+            for line in exc.lines():
+                print(f"error: {line}", file=sys.stderr)
             status = 1
             continue
         except Exception as exc:  # never stop before the other files are reported

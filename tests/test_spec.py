@@ -2,6 +2,7 @@
 names the file, the path inside it and what was expected."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,30 +45,30 @@ def test_top_level_not_a_mapping(tmp_path):
 
 def test_missing_field(tmp_path, monitor_data):
     del monitor_data["tasks"][0]["deadline"]
-    assert "tasks[0].deadline: required field is missing" in error_of(tmp_path, monitor_data)
+    assert "tasks[t01_setup].deadline: required field is missing" in error_of(tmp_path, monitor_data)
 
 
 def test_unknown_field(tmp_path, monitor_data):
     monitor_data["tasks"][1]["dedline"] = "D2 09:00"
-    assert "tasks[1].dedline: unknown field" in error_of(tmp_path, monitor_data)
+    assert "tasks[t02_port_check].dedline: unknown field" in error_of(tmp_path, monitor_data)
 
 
 def test_dangling_reference(tmp_path, monitor_data):
     monitor_data["tasks"][0]["evidence"].append("no_such_record")
     message = error_of(tmp_path, monitor_data)
-    assert "tasks[0].evidence[" in message and "records" in message and "'no_such_record'" in message
+    assert "tasks[t01_setup].evidence[" in message and "records" in message and "'no_such_record'" in message
 
 
 def test_malformed_time(tmp_path, monitor_data):
     monitor_data["tasks"][2]["deadline"] = "tomorrow"
     message = error_of(tmp_path, monitor_data)
-    assert "tasks[2].deadline" in message and "expected a time like 'D2 09:30'" in message
+    assert "tasks[t03_sale_alert].deadline" in message and "expected a time like 'D2 09:30'" in message
 
 
 def test_out_of_range_time(tmp_path, monitor_data):
     monitor_data["tasks"][0]["deadline"] = "D40 09:00"
     message = error_of(tmp_path, monitor_data)
-    assert "tasks[0].deadline" in message and "inside the scenario" in message
+    assert "tasks[t01_setup].deadline" in message and "inside the scenario" in message
 
 
 def test_persona_without_a_rule_for_a_category(tmp_path, monitor_data):
@@ -79,7 +80,7 @@ def test_persona_without_a_rule_for_a_category(tmp_path, monitor_data):
 
 def test_task_of_an_unknown_category(tmp_path, monitor_data):
     monitor_data["tasks"][1]["category"] = "astrology"
-    assert "tasks[1].category: expected the id of one of the scenario's categories" in error_of(tmp_path, monitor_data)
+    assert "tasks[t02_port_check].category: expected the id of one of the scenario's categories" in error_of(tmp_path, monitor_data)
 
 
 def test_execute_rule_needs_an_action(tmp_path, monitor_data):
@@ -107,13 +108,13 @@ def test_condition_on_an_unknown_task(tmp_path, monitor_data):
 
 def test_ta_window_opens_with_the_urgent_task(tmp_path, monitor_data):
     monitor_data["ta_decisions"][0]["start"] = "D1 00:00"
-    assert "ta_decisions[0].start: expected the window to open when the urgent task" in error_of(tmp_path, monitor_data)
+    assert "ta_decisions[ta1_purchase_before_warranty].start: expected the window to open when the urgent task" in error_of(tmp_path, monitor_data)
 
 
 def test_contended_resource_needs_the_users_words(tmp_path):
     data = yaml.safe_load((Path(__file__).parent.parent / "scenarios" / "experiments.yaml").read_text())
     data["resources"][0]["complaint"] = ""
-    assert "resources[0].complaint: expected the user's words" in error_of(tmp_path, data)
+    assert "resources[gpu_server].complaint: expected the user's words" in error_of(tmp_path, data)
 
 
 def _experiments():
@@ -124,7 +125,7 @@ def test_a_run_that_is_a_matter_needs_every_persona_to_approve_or_delegate_it(tm
     data = _experiments()
     i = next(i for i, t in enumerate(data["tasks"]) if t["work"].get("category"))
     data["personas"]["reviewer"]["rules"]["launch"] = "suggest"
-    assert (f"tasks[{i}].work.category: expected every persona to approve or delegate the run; reviewer may suggest it"
+    assert (f"tasks[{data['tasks'][i]['id']}].work.category: expected every persona to approve or delegate the run; reviewer may suggest it"
             in error_of(tmp_path, data))
 
 
@@ -132,7 +133,7 @@ def test_a_run_that_is_a_matter_is_on_a_resource_of_a_task_without_an_action(tmp
     data = _experiments()
     i = next(i for i, t in enumerate(data["tasks"]) if t.get("action") and t["work"].get("resource") is None)
     data["tasks"][i]["work"]["category"] = "launch"
-    assert f"tasks[{i}].work.category: expected work on a resource" in error_of(tmp_path, data)
+    assert f"tasks[{data['tasks'][i]['id']}].work.category: expected work on a resource" in error_of(tmp_path, data)
 
 
 def test_unreachable_condition(tmp_path, monitor_data):
@@ -144,7 +145,7 @@ def test_unreachable_condition(tmp_path, monitor_data):
 
 def test_ta_decision_needs_two_tasks(tmp_path, monitor_data):
     monitor_data["ta_decisions"][0]["competing"] = monitor_data["ta_decisions"][0]["urgent"]
-    assert "ta_decisions[0].competing: expected two different tasks" in error_of(tmp_path, monitor_data)
+    assert "ta_decisions[ta1_purchase_before_warranty].competing: expected two different tasks" in error_of(tmp_path, monitor_data)
 
 
 def test_too_few_tasks(tmp_path, monitor_data):
@@ -189,7 +190,7 @@ def test_keywords_must_match_their_own_text(tmp_path, monitor_data):
 def test_unquoted_time_is_explained(tmp_path, monitor_data):
     monitor_data["tasks"][0]["deadline"] = 720  # what YAML makes of an unquoted 12:00
     message = error_of(tmp_path, monitor_data)
-    assert "tasks[0].deadline" in message and "put it in quotes" in message
+    assert "tasks[t01_setup].deadline" in message and "put it in quotes" in message
 
 
 def test_fact_source_must_be_evidence(tmp_path, monitor_data):
@@ -202,3 +203,52 @@ def test_name_must_match_the_file(tmp_path, monitor_data):
     path = write(tmp_path, monitor_data, name="renamed.yaml")
     with pytest.raises(ScenarioError, match=r"renamed.yaml: name: expected the file's name, 'renamed'"):
         load_file(path)
+
+
+# ---------------------------------------------------------------------- authoring feedback
+def _all_problems(tmp_path, data) -> list[str]:
+    from proactive_env.spec import ScenarioError, load_file
+
+    path = tmp_path / f"{data['name']}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    return info.value.lines()
+
+
+def test_every_problem_at_once_by_task_id_and_line(tmp_path, monitor_data):
+    del monitor_data["tasks"][0]["deadline"]
+    monitor_data["tasks"][3]["dedline"] = "D2 09:00"
+    monitor_data["ta_window"] = {"start": "D1 09:00"}
+    lines = _all_problems(tmp_path, monitor_data)
+    ids = [t["id"] for t in monitor_data["tasks"]]
+    assert len(lines) == 3
+    assert any(f"tasks[{ids[0]}].deadline: required field is missing (line " in line for line in lines)
+    assert any(f"tasks[{ids[3]}].dedline: unknown field" in line for line in lines)
+    assert any("ta_window: field removed in suite 0.2.0; use ta_decisions" in line for line in lines)
+
+
+def test_an_unquoted_time_is_an_error_with_its_fix(tmp_path, monitor_data):
+    path = tmp_path / "monitor.yaml"
+    text = yaml.safe_dump(monitor_data, sort_keys=False, allow_unicode=True)
+    text = re.sub(r"^review_time: .*$", "review_time: 7:00", text, flags=re.M)
+    path.write_text(text)
+    from proactive_env.spec import ScenarioError, load_file
+
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    (line,) = info.value.lines()
+    assert 'review_time: times must be quoted strings: YAML reads the unquoted 7:00 as the number 420; ' \
+           'write review_time: "7:00"' in line
+
+
+def test_validate_prints_every_problem(tmp_path, monitor_data, capsys):
+    from proactive_env import cli
+
+    del monitor_data["tasks"][0]["deadline"]
+    del monitor_data["tasks"][1]["deadline"]
+    path = tmp_path / "monitor.yaml"
+    path.write_text(yaml.safe_dump(monitor_data, sort_keys=False, allow_unicode=True))
+    assert cli.main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len([line for line in err if "required field is missing" in line]) == 2

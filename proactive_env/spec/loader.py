@@ -16,6 +16,7 @@ import codecs
 import functools
 import json
 import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,44 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
 
 
 class ScenarioError(ValueError):
-    """A scenario file that cannot be used; ``str()`` is one line: file, path, expectation."""
+    """A scenario file that cannot be used; ``str()`` is one line: file, path, expectation (and
+    how many more problems the file has). ``problems`` holds every one, ``lines()`` as text."""
 
-    def __init__(self, file: str, path: str, message: str):
+    def __init__(self, file: str, path: str, message: str, more: tuple[tuple[str, str], ...] = ()):
         self.file, self.path, self.message = file, path, message
-        super().__init__(f"{file}: {path}: {message}" if path else f"{file}: {message}")
+        self.problems: list[tuple[str, str]] = [(path, message), *more]
+        first = f"{file}: {path}: {message}" if path else f"{file}: {message}"
+        super().__init__(first + (f" (and {len(more)} more problems: `proactivity-gym validate {file}` lists "
+                                  "them all)" if more else ""))
+
+    def lines(self) -> list[str]:
+        return [f"{self.file}: {path}: {message}" if path else f"{self.file}: {message}"
+                for path, message in self.problems]
+
+
+# Fields that scenario files of an older suite used, with what replaced them and when (a file of
+# that suite gets the way forward, not "unknown field").
+REMOVED_FIELDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("ta_window", "ta_window"): ("ta_decisions (a list of at least 3 decisions, each with id, start, end, urgent, "
+                                 "competing, shares, rationale)", "0.2.0"),
+    ("always_approval", "always_approval"): ("categories, and each persona's rules: approve for those categories",
+                                             "0.2.0"),
+    ("personas", "delegates"): ("rules: a rule per category (prepare, suggest, approve or execute)", "0.2.0"),
+    ("events", "delegate"): ("policy_change.rules: {category: execute}", "0.2.0"),
+    ("events", "require_approval"): ("policy_change.rules: {category: approve}", "0.2.0"),
+    ("tasks", "expect"): ("category (each persona's rule for it sets the depth), declines (who says no when "
+                          "asked) and noop", "0.2.0"),
+    ("tasks", "deliver"): ("category and the personas' rules (the depth that delivers follows from them); "
+                           "needed_by for when the user needs it", "0.2.0"),
+}
+
+
+class _Located(dict):
+    """Parsed YAML that remembers where each value was: path → line, and the text of unquoted
+    times that YAML 1.1 read as numbers (``7:00`` → 420)."""
+
+    lines: dict[str, int]
+    sexagesimal: dict[str, str]
 
 
 def _path(loc: tuple) -> str:
@@ -59,6 +93,10 @@ def _describe(error: dict[str, Any]) -> str:
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
+        loc = error["loc"]
+        removed = REMOVED_FIELDS.get((str(loc[0]), str(loc[-1])))
+        if removed:
+            return f"field removed in suite {removed[1]}; use {removed[0]} (see docs/suite-changelog.md)"
         return "unknown field (check the spelling against `proactivity-gym schema`)"
     if kind == "value_error":
         return msg.removeprefix("Value error, ")
@@ -68,24 +106,72 @@ def _describe(error: dict[str, Any]) -> str:
     return msg
 
 
+_INDEX = re.compile(r"(\w+)\[(\d+)\]")
+
+
+def _where(path: str, data: Any) -> tuple[str, int | None]:
+    """A path as a person finds it in the file: list items by their id where they have one
+    (``tasks[t07_newsletter].deadline``, not ``tasks[6].deadline``) and the line it is on."""
+    def by_id(match: re.Match) -> str:
+        items = data.get(match.group(1)) if isinstance(data, dict) else None
+        i = int(match.group(2))
+        item = items[i] if isinstance(items, list) and i < len(items) else None
+        return f"{match.group(1)}[{item['id']}]" if isinstance(item, dict) and isinstance(item.get("id"), str) \
+            else match.group(0)
+
+    lines = getattr(data, "lines", {})
+    probe, line = path, None
+    while probe and line is None:  # a missing field: the line of what holds it
+        line = lines.get(probe)
+        probe = probe[:max(probe.rfind("."), probe.rfind("["), 0)]
+    # only top-level lists are labelled by id (deeper ones, e.g. versions, keep their index)
+    shown = _INDEX.sub(by_id, path, count=1) if _INDEX.match(path) else path
+    return shown, line
+
+
+def _problem(data: Any, path: str, message: str) -> tuple[str, str]:
+    original = getattr(data, "sexagesimal", {}).get(path)
+    if original is not None and "as a string" in message:  # YAML 1.1 read the time as a number
+        key = path.rsplit(".", 1)[-1]
+        message = (f"times must be quoted strings: YAML reads the unquoted {original} as the number "
+                   f"{_number(data, path)}; write {key}: \"{original}\"")
+    shown, line = _where(path, data)
+    return shown, f"{message} (line {line})" if line else message
+
+
+def _number(data: Any, path: str) -> Any:
+    value: Any = data
+    for part in re.findall(r"[^.\[\]]+", path):
+        try:
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            return "?"
+    return value
+
+
+def _raise_all(file: str, data: Any, problems: list[tuple[str, str]]) -> None:
+    located = [_problem(data, path, message) for path, message in problems]
+    (path, message), *more = located
+    raise ScenarioError(file, path, message, tuple(more))
+
+
 def parse_scenario(data: Any, file: str = "<scenario>") -> Scenario:
-    """Validate already-parsed YAML data; raises ``ScenarioError`` on the first problem."""
+    """Validate already-parsed YAML data; raises one ``ScenarioError`` holding every problem found
+    (``problems``: every field error, else every semantic one), each by id and line."""
     if not isinstance(data, dict):
         got = "an empty file" if data is None else type(data).__name__
         raise ScenarioError(file, "", f"expected a mapping of scenario fields at the top level, got {got}")
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ScenarioError(file, _path(first["loc"]), _describe(first)) from None
+        _raise_all(file, data, [(_path(e["loc"]), _describe(e)) for e in exc.errors()])
     try:
         problems = semantic_errors(scenario)
     except Exception as exc:  # a check that meets a case it does not expect: still one located line
         raise ScenarioError(file, "", f"could not be checked ({type(exc).__name__}: {exc}); "
                                       "expected a scenario the validator understands") from None
     if problems:
-        path, message = problems[0]
-        raise ScenarioError(file, path, message)
+        _raise_all(file, data, list(dict.fromkeys(problems)))
     return scenario
 
 
@@ -113,6 +199,8 @@ class _Bounds:
 
     def __init__(self, name: str):
         self.name = name
+        self.lines: dict[str, int] = {}  # path → line (1-based), for error messages
+        self.sexagesimal: dict[str, str] = {}  # path → the text of an unquoted time read as a number
 
     def fail(self, path: str, node, message: str) -> ScenarioError:
         line = f"line {node.start_mark.line + 1}" if getattr(node, "start_mark", None) else ""
@@ -164,8 +252,12 @@ class _Bounds:
         return []
 
     def _node(self, node, path: str) -> None:
+        if path and getattr(node, "start_mark", None) is not None:
+            self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.ScalarNode):
             text = node.value
+            if node.tag == _INT and ":" in text and not node.style:  # plain (C loader: "", Python: None)
+                self.sexagesimal[path] = text
             if len(text) > MAX_STRING:
                 raise self.fail(path, node, f"expected at most {MAX_STRING} characters, got {len(text)}")
             if node.tag == _INT and sum(c.isdigit() for c in text) > MAX_INT_DIGITS:
@@ -199,8 +291,13 @@ def parse_yaml(text: str, name: str = "<scenario>"):
         node = loader.get_single_node()
         if node is None:
             return None
-        _Bounds(name).check(node)
-        return loader.construct_document(node)
+        bounds = _Bounds(name)
+        bounds.check(node)
+        data = loader.construct_document(node)
+        if isinstance(data, dict):  # remember where each value was, for error messages
+            data = _Located(data)
+            data.lines, data.sexagesimal = bounds.lines, bounds.sexagesimal
+        return data
     except ScenarioError:
         raise
     except yaml.YAMLError as exc:
