@@ -27,6 +27,44 @@ def _mean(runs: list[dict], metric: str) -> float:
     return sum(r["scores"][metric] for r in runs) / len(runs)
 
 
+def _pct(value: float) -> str:
+    """A share to one decimal: a failing 60.4 % must not read as 60 %."""
+    return f"{100 * value:.1f}%"
+
+
+def _aligned(runs: list[dict]) -> str:
+    """The tasks whose depth the agent matched, with how often: what holds its TR-D up."""
+    counts: dict[str, int] = {}
+    for r in runs:
+        for t in r["scores"]["tasks"]:
+            if t["depth_match"]:
+                counts[t["task"]] = counts.get(t["task"], 0) + 1
+    return ", ".join(f"{task} ({n}/{len(runs)})" for task, n in sorted(counts.items()))
+
+
+def _scoring_tc(runs: list[dict], above: float = 0.0) -> str:
+    """The tasks the agent scored TC on (mean over runs, highest first)."""
+    totals: dict[str, list[float]] = {}
+    for r in runs:
+        for t in r["scores"]["tasks"]:
+            totals.setdefault(t["task"], []).append(t["TC"])
+    means = sorted(((sum(v) / len(v), k) for k, v in totals.items() if sum(v) / len(v) > above), reverse=True)
+    return ", ".join(f"{task} TC {tc:.1f}" for tc, task in means)
+
+
+def _passed_ta(runs: list[dict]) -> str:
+    counts: dict[str, int] = {}
+    for r in runs:
+        for d in r["scores"]["ta_decisions"]:
+            if d["now"] and d["later"]:
+                counts[d["id"]] = counts.get(d["id"], 0) + 1
+    return ", ".join(f"{d} ({n}/{len(runs)})" for d, n in sorted(counts.items()))
+
+
+def _behind(passed: bool, what: str) -> str:
+    return "" if passed or not what else f"; behind it: {what}"
+
+
 def check_scenario(path: str, make_agent, seeds: int = 3, first_seed: int = 0) -> list[Rule]:
     if seeds < 1:
         raise ValueError(f"--seeds: expected at least 1, got {seeds}")
@@ -43,21 +81,31 @@ def check_scenario(path: str, make_agent, seeds: int = 3, first_seed: int = 0) -
         missed_ta = sorted({d["id"] for r in oracle for d in r["scores"]["ta_decisions"] if not (d["now"] and d["later"])})
         rules.append(Rule(f"oracle on {p}: TC ≥ 98, TA = 100%, TR-D = 100% on every seed",
                           tc >= 98 and ta == 1 and trd == 1,
-                          f"TC {tc:.1f}, TA {ta:.0%}, TR-D {trd:.0%}" + (f"; off: {', '.join(misses)}" if misses else "")
+                          f"TC {tc:.2f}, TA {_pct(ta)}, TR-D {_pct(trd)}" + (f"; off: {', '.join(misses)}" if misses else "")
                           + (f"; TA missed: {missed_ta}" if missed_ta else "")))
-        noop_trd, noop_tc = _mean(runs["noop", p], "TR_D"), _mean(runs["noop", p], "TC")
-        rules.append(Rule(f"noop on {p}: TR-D ≤ 30%, TC ≤ 20", noop_trd <= 0.3 and noop_tc <= 20,
-                          f"TR-D {noop_trd:.0%}, TC {noop_tc:.1f}"))
+        noop = runs["noop", p]
+        noop_trd, noop_tc = _mean(noop, "TR_D"), _mean(noop, "TC")
+        ok = noop_trd <= 0.3 and noop_tc <= 20
+        rules.append(Rule(f"noop on {p}: TR-D ≤ 30%, TC ≤ 20", ok, f"TR-D {_pct(noop_trd)}, TC {noop_tc:.2f}"
+                          + _behind(ok, "; ".join(filter(None, [
+                              noop_trd > 0.3 and f"matched depth on {_aligned(noop)}",
+                              noop_tc > 20 and f"TC on {_scoring_tc(noop)}"])))))
         best = _mean(oracle, "J")
         beaten = [a for a in agents[1:] if _mean(runs[a, p], "J") >= best]
         rules.append(Rule(f"oracle's J beats every scripted agent on {p}", not beaten,
-                          f"oracle J {best:.3f}" + (f"; not beaten: {beaten}" if beaten else "")))
+                          f"oracle J {best:.4f}" + (f"; not beaten: " + ", ".join(
+                              f"{a} J {_mean(runs[a, p], 'J'):.4f}" for a in beaten) if beaten else "")))
         follower = runs["policy-follower", p]
-        rules.append(Rule(f"policy-follower on {p} below the oracle's TA", _mean(follower, "TA") < _mean(oracle, "TA"),
-                          f"TA {_mean(follower, 'TA'):.0%} vs {_mean(oracle, 'TA'):.0%}"))
-    ae, asg = _mean(runs["always-execute", "reviewer"], "TR_D"), _mean(runs["always-suggest", "operator"], "TR_D")
-    rules.append(Rule("always-execute on reviewer TR-D ≤ 60%", ae <= 0.6, f"{ae:.0%}"))
-    rules.append(Rule("always-suggest on operator TR-D ≤ 60%", asg <= 0.6, f"{asg:.0%}"))
+        ok = _mean(follower, "TA") < _mean(oracle, "TA")
+        rules.append(Rule(f"policy-follower on {p} below the oracle's TA", ok,
+                          f"TA {_pct(_mean(follower, 'TA'))} vs {_pct(_mean(oracle, 'TA'))}"
+                          + _behind(ok, f"decisions it passes: {_passed_ta(follower)}")))
+    ae_runs, asg_runs = runs["always-execute", "reviewer"], runs["always-suggest", "operator"]
+    ae, asg = _mean(ae_runs, "TR_D"), _mean(asg_runs, "TR_D")
+    rules.append(Rule("always-execute on reviewer TR-D ≤ 60%", ae <= 0.6,
+                      _pct(ae) + _behind(ae <= 0.6, f"matched depth on {_aligned(ae_runs)}")))
+    rules.append(Rule("always-suggest on operator TR-D ≤ 60%", asg <= 0.6,
+                      _pct(asg) + _behind(asg <= 0.6, f"matched depth on {_aligned(asg_runs)}")))
     every = [r for rs in runs.values() for r in rs]
     worst = max(abs(r["return"] - r["scores"]["J"]) for r in every)
     rules.append(Rule("rewards sum to J (1e-6) on every run", worst <= 1e-6, f"largest gap {worst:.1e}"))
