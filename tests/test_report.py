@@ -258,3 +258,17 @@ def test_episode_page_shows_the_lost_points_tables(two_folders):
     assert "expected ?" not in page and " at None" not in page
     first_task = trajectory["scores"]["tasks"][0]["task"]
     assert first_task in page
+
+
+def test_report_totals_llm_usage_per_agent(two_folders, tmp_path):
+    folder = tmp_path / "llm"
+    shutil.copytree(two_folders / "b", folder)
+    for path in (folder / "trajectories").rglob("*.json"):
+        data = json.loads(path.read_text())
+        data["llm_usage"] = {"prompt_tokens": 1200, "completion_tokens": 34, "total_tokens": 1234, "calls": 7,
+                             "retries": 1, "no_tool_call": 2}
+        path.write_text(json.dumps(data))
+    out = tmp_path / "report"
+    assert cli.main(["report", str(folder), "--out", str(out), "--episodes", "none"]) == 0
+    page = (out / "index.html").read_text()
+    assert "LLM usage" in page and "<td>1,234</td>" in page

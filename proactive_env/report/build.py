@@ -47,8 +47,20 @@ class _Job:
     picture: bool
 
 
-def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None]:
-    """One run taken apart (and its page written): its task and decision rows, or a problem."""
+USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "total_tokens", "retries", "no_tool_call")
+
+
+def _usage(trajectory: dict) -> dict | None:
+    """An LLM run's token accounting (``llm_usage``), numbers only; None for other agents."""
+    usage = trajectory.get("llm_usage")
+    if not isinstance(usage, dict):
+        return None
+    return {k: int(usage[k]) for k in USAGE_KEYS if isinstance(usage.get(k), (int, float))}
+
+
+def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None, dict | None]:
+    """One run taken apart (and its page written): its task and decision rows, its LLM usage, or
+    a problem."""
     from ..scoring import load_trajectory
     from .episode import episode_page, figure_bytes, trajectory_scenario
     from .explain import explain
@@ -61,13 +73,13 @@ def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None]:
             job.page.parent.mkdir(parents=True, exist_ok=True)
             job.page.write_text(episode_page(trajectory, png, job.back, x), encoding="utf-8")
     except (ValueError, KeyError, TypeError) as exc:  # e.g. a trajectory of an older scenario version
-        return [], [], f"{job.source}: {exc}"
+        return [], [], f"{job.source}: {exc}", None
     tasks = [{"task": r.task, "tc": r.tc, "lost": r.weight * r.lost, "match": r.depth_match,
               "missed": r.facts_missed[:1], "broke": (r.broke or "").split(" at ")[0] if r.broke else None}
              for r in x.tasks]
     decisions = [{"decision": d.decision, "counted": d.counted, "now": d.now, "later": d.later,
                   "reason": d.reason if d.counted and not d.passed else None} for d in x.decisions]
-    return tasks, decisions, None
+    return tasks, decisions, None, _usage(trajectory)
 
 
 def _select(runs: list[Run], episodes: str) -> set[Path]:
@@ -84,8 +96,8 @@ def _select(runs: list[Run], episodes: str) -> set[Path]:
 
 def explain_runs(runs: list[Run], pages: set[Path], out: Path, pictures: bool = False,
                  workers: int | None = None) -> tuple[list[tuple], set[Path], list[str]]:
-    """Every run explained (and the selected ones' pages written): (run, tasks, decisions) per
-    run, the pages written (relative to ``out``) and the problems met."""
+    """Every run explained (and the selected ones' pages written): (run, tasks, decisions, LLM
+    usage) per run, the pages written (relative to ``out``) and the problems met."""
     jobs = []
     for run in runs:
         rel = episode_path(run)
@@ -97,9 +109,25 @@ def explain_runs(runs: list[Run], pages: set[Path], out: Path, pictures: bool = 
     else:
         with ProcessPoolExecutor(workers) as pool:
             results = list(pool.map(_explain_job, jobs, chunksize=4))
-    explained = [(run, tasks, decisions) for run, (tasks, decisions, problem) in zip(runs, results) if not problem]
-    drawn = {episode_path(run) for run, (_, _, problem) in zip(runs, results) if run.path in pages and not problem}
-    return explained, drawn, [problem for _, _, problem in results if problem]
+    explained = [(run, tasks, decisions, usage) for run, (tasks, decisions, problem, usage) in zip(runs, results)
+                 if not problem]
+    drawn = {episode_path(run) for run, (_, _, problem, _) in zip(runs, results) if run.path in pages and not problem}
+    return explained, drawn, [problem for _, _, problem, _ in results if problem]
+
+
+def usage_rows(explained: list[tuple]) -> list[dict]:
+    """Per LLM agent: runs and token totals (and per run), from each trajectory's ``llm_usage``."""
+    totals: dict[str, dict] = {}
+    for run, _, _, usage in explained:
+        if usage is None:
+            continue
+        row = totals.setdefault(run.agent, {"agent": run.agent, "runs": 0, **dict.fromkeys(USAGE_KEYS, 0)})
+        row["runs"] += 1
+        for k in USAGE_KEYS:
+            row[k] += usage.get(k, 0)
+    for row in totals.values():
+        row["per_run"] = row["total_tokens"] / row["runs"]
+    return sorted(totals.values(), key=lambda r: r["agent"])
 
 
 def _share(hits: int, n: int) -> str:
@@ -109,7 +137,7 @@ def _share(hits: int, n: int) -> str:
 def task_rows(explained: list[tuple]) -> list[dict]:
     """Per agent × scenario × task, across runs: where TC and TR-D go, worst first."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
-    for run, tasks, _ in explained:
+    for run, tasks, _, _ in explained:
         for t in tasks:
             groups[(run.agent, run.scenario, t["task"])].append(t)
     rows = []
@@ -129,7 +157,7 @@ def task_rows(explained: list[tuple]) -> list[dict]:
 def decision_rows(explained: list[tuple]) -> list[dict]:
     """Per agent × scenario × TA decision, across the runs where TA counted it."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
-    for run, _, decisions in explained:
+    for run, _, decisions, _ in explained:
         for d in decisions:
             groups[(run.agent, run.scenario, d["decision"])].append(d)
     rows = []
@@ -191,6 +219,7 @@ def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: 
                   metrics=METRICS, units=UNITS, plots=plots, reported_note=NOTE, scenarios=scenarios,
                   cell={(r["agent"], r["scenario"]): r for r in board.by_scenario},
                   task_rows=task_rows(explained), decision_rows=decision_rows(explained),
+                  usage_rows=usage_rows(explained),
                   run_groups=_run_groups(runs, drawn, out))
     (out / "index.html").write_text(page, encoding="utf-8")
     summary = (f"report: {out / 'index.html'} ({len(runs)} runs, {len(board.agents)} agents); leaderboard: "
