@@ -13,12 +13,12 @@ proactivity-gym show "$out/trajectories/policy-follower/experiments-operator-s10
 log="$(mktemp)"
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --enable-logging=stderr --v=0 \
     --window-size=1400,1700 --screenshot=docs/img/report.png "file://$PWD/$out/report/index.html" 2>"$log"
-# the lost-points tables: the report scrolled to them, and one episode page
+# the lost-points tables (the report's lost-points.html) and one episode page
 page="$(ls "$out"/report/episodes/policy-follower/monitor-planner-s*.html | head -1)"
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --enable-logging=stderr --v=0 \
     --disable-background-networking --disable-component-update --no-first-run --user-data-dir="$(mktemp -d)" \
-    --window-size=1400,1100 --screenshot=docs/img/report-lost-points.png \
-    "file://$PWD/$out/report/index.html#lost-points" 2>>"$log"
+    --window-size=1400,1150 --screenshot=docs/img/report-lost-points.png \
+    "file://$PWD/$out/report/lost-points.html" 2>>"$log"
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --enable-logging=stderr --v=0 \
     --disable-background-networking --disable-component-update --no-first-run --user-data-dir="$(mktemp -d)" \
     --window-size=1400,1500 --screenshot=docs/img/episode-page.png "file://$PWD/$page" 2>>"$log"

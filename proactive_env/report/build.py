@@ -4,7 +4,8 @@ Writes into OUT::
 
     index.html          one self-contained page: leaderboards, plots (embedded), where each agent loses
                         points (per task and per TA decision, across runs), every run linked
-    leaderboard.md      the same tables in markdown (display scale, % labelled)
+    lost-points.html    the lost-points tables alone
+    leaderboard.md      the leaderboard tables in markdown (display scale, % labelled)
     leaderboard.csv     long format on the data scale, one row per view × agent × group × metric
     plots/              3t-bars, 3t-radar, j-by-scenario (and reported, with --reported): PNG and/or SVG
     episodes/           one page per run (why points were lost, trust over time, the event log)
@@ -75,7 +76,7 @@ def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None, dict | 
     except (ValueError, KeyError, TypeError) as exc:  # e.g. a trajectory of an older scenario version
         return [], [], f"{job.source}: {exc}", None
     tasks = [{"task": r.task, "tc": r.tc, "lost": r.weight * r.lost, "match": r.depth_match,
-              "missed": r.facts_missed[:1], "broke": (r.broke or "").split(" at ")[0] if r.broke else None}
+              "missed": r.facts_missed[:1], "broke": r.broke_kind}
              for r in x.tasks]
     decisions = [{"decision": d.decision, "counted": d.counted, "now": d.now, "later": d.later,
                   "reason": d.reason if d.counted and not d.passed else None} for d in x.decisions]
@@ -151,7 +152,20 @@ def task_rows(explained: list[tuple]) -> list[dict]:
                      "fact": (f"{missed.most_common(1)[0][0]} ({missed.most_common(1)[0][1]}×)" if missed else ""),
                      "broke": (f"{broke.most_common(1)[0][0]} ({broke.most_common(1)[0][1]}×)" if broke else ""),
                      "bad": sum(t["lost"] for t in items) / len(items) + (len(judged) - sum(bool(t["match"]) for t in judged))})
-    return sorted((r for r in rows if r["bad"] > 0), key=lambda r: (-r["bad"], r["agent"], r["task"]))
+    return _per_agent(sorted((r for r in rows if r["bad"] > 0), key=lambda r: (-r["bad"], r["agent"], r["task"])))
+
+
+PER_AGENT = 8  # rows per agent in the report's lost-points tables (every row: the episode pages)
+
+
+def _per_agent(rows: list[dict]) -> list[dict]:
+    """The first ``PER_AGENT`` rows of each agent (rows come worst first), agents in order."""
+    out: dict[str, list[dict]] = {}
+    for row in rows:
+        mine = out.setdefault(row["agent"], [])
+        if len(mine) < PER_AGENT:
+            mine.append(row)
+    return [row for agent in sorted(out) for row in out[agent]]
 
 
 def decision_rows(explained: list[tuple]) -> list[dict]:
@@ -169,8 +183,10 @@ def decision_rows(explained: list[tuple]) -> list[dict]:
                      "now": _share(sum(d["now"] for d in counted), len(counted)),
                      "later": _share(sum(d["later"] for d in counted), len(counted)),
                      "passed": _share(passed, len(counted)), "failed": passed < len(counted),
+                     "fail_share": (len(counted) - passed) / len(counted) if counted else 0.0,
                      "reason": f"{reasons.most_common(1)[0][0]} ({reasons.most_common(1)[0][1]}×)" if reasons else ""})
-    return sorted(rows, key=lambda r: (not r["failed"], r["agent"], r["scenario"], r["decision"]))
+    return _per_agent(sorted((r for r in rows if r["failed"]), key=lambda r: (-r["fail_share"], r["agent"],
+                                                                               r["scenario"], r["decision"])))
 
 
 def _data_uri(paths: list[Path]) -> str:
@@ -214,14 +230,15 @@ def build_report(dirs: list[Path], out: Path, reported: bool = False, episodes: 
                           if board.reported else None)}
     explained, drawn, problems = explain_runs(runs, _select(runs, episodes), out, pictures, workers)
     scenarios = sorted({r["scenario"] for r in board.by_scenario})
-    page = render("report.html.j2", title="Proactivity-Gym report", n_runs=len(runs), agents=board.agents,
-                  sources=sources, skipped=len(skipped), legend=LEGEND, ci_note=board.ci_note, board=board,
-                  metrics=METRICS, units=UNITS, plots=plots, reported_note=NOTE, scenarios=scenarios,
-                  cell={(r["agent"], r["scenario"]): r for r in board.by_scenario},
-                  task_rows=task_rows(explained), decision_rows=decision_rows(explained),
-                  usage_rows=usage_rows(explained),
-                  run_groups=_run_groups(runs, drawn, out))
+    lost = {"n_runs": len(runs), "agents": board.agents, "sources": sources, "per_agent": PER_AGENT,
+            "task_rows": task_rows(explained), "decision_rows": decision_rows(explained)}
+    page = render("report.html.j2", title="Proactivity-Gym report", **lost, skipped=len(skipped), legend=LEGEND,
+                  ci_note=board.ci_note, board=board, metrics=METRICS, units=UNITS, plots=plots, reported_note=NOTE,
+                  scenarios=scenarios, cell={(r["agent"], r["scenario"]): r for r in board.by_scenario},
+                  usage_rows=usage_rows(explained), run_groups=_run_groups(runs, drawn, out))
     (out / "index.html").write_text(page, encoding="utf-8")
+    (out / "lost-points.html").write_text(render("lost_points.html.j2", title="Where each agent loses points", **lost),
+                                          encoding="utf-8")
     summary = (f"report: {out / 'index.html'} ({len(runs)} runs, {len(board.agents)} agents); leaderboard: "
                f"{out / 'leaderboard.md'}, {out / 'leaderboard.csv'}; plots: {out / 'plots'}; "
                f"episode pages: {len(drawn)}")
