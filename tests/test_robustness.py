@@ -241,7 +241,7 @@ def test_a_user_or_agent_trigger_without_at_is_one_located_line(tmp_path, monito
     task = next(t for t in monitor_data["tasks"] if t["trigger"]["type"] in ("user", "agent"))
     task["trigger"] = {"type": kind}
     index = monitor_data["tasks"].index(task)
-    with pytest.raises(ScenarioError, match=r"untimed.yaml: tasks\[\d+\]\.") as err:
+    with pytest.raises(ScenarioError, match=rf"untimed.yaml: tasks\[{task['id']}\]\.") as err:  # by id
         load_file(write(tmp_path, "untimed", yaml.safe_dump(monitor_data, sort_keys=False)))
     assert "\n" not in str(err.value)
     from proactive_env.spec.models import Scenario
