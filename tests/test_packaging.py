@@ -38,6 +38,9 @@ def test_wheel_maps_folders_under_the_package(wheel):
     assert "proactive_env/scenarios/monitor.yaml" in names
     assert "proactive_env/baselines/oracle.py" in names
     assert "proactive_env/wrappers/__init__.py" in names
+    assert "proactive_env/report/templates/episode.html.j2" in names  # the report's pages
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "[inspect_ai]\nproactive_env = proactive_env.inspect_task" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_installed_wheel_imports_outside_the_repo(wheel, tmp_path):
