@@ -239,7 +239,7 @@ def test_an_unquoted_time_is_an_error_with_its_fix(tmp_path, monitor_data):
         load_file(path)
     (line,) = info.value.lines()
     assert 'review_time: times must be quoted strings: YAML reads the unquoted 7:00 as the number 420; ' \
-           'write review_time: "7:00"' in line
+           'write review_time: "07:00"' in line
 
 
 def test_validate_prints_every_problem(tmp_path, monitor_data, capsys):

@@ -133,8 +133,9 @@ def _problem(data: Any, path: str, message: str) -> tuple[str, str]:
     original = getattr(data, "sexagesimal", {}).get(path)
     if original is not None and "as a string" in message:  # YAML 1.1 read the time as a number
         key = path.rsplit(".", 1)[-1]
+        quoted = ":".join(part.zfill(2) for part in original.split(":"))
         message = (f"times must be quoted strings: YAML reads the unquoted {original} as the number "
-                   f"{_number(data, path)}; write {key}: \"{original}\"")
+                   f"{_number(data, path)}; write {key}: \"{quoted}\"")
     shown, line = _where(path, data)
     return shown, f"{message} (line {line})" if line else message
 
