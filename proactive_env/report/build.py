@@ -73,8 +73,8 @@ def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None, dict | 
             png = figure_bytes(trajectory) if job.picture else None
             job.page.parent.mkdir(parents=True, exist_ok=True)
             job.page.write_text(episode_page(trajectory, png, job.back, x), encoding="utf-8")
-    except (ValueError, KeyError, TypeError) as exc:  # e.g. a trajectory of an older scenario version
-        return [], [], f"{job.source}: {exc}", None
+    except Exception as exc:  # e.g. an older scenario version, a damaged log: named, never the end of the report
+        return [], [], f"{job.source}: {type(exc).__name__}: {exc}", None
     tasks = [{"task": r.task, "tc": r.tc, "lost": r.weight * r.lost, "match": r.depth_match,
               "missed": r.facts_missed[:1], "broke": r.broke_kind}
              for r in x.tasks]
