@@ -1,5 +1,6 @@
 """``proactivity-gym show``: one saved episode as a picture (PNG / SVG) and a page (HTML) with
-its scores, its event log and, for LLM agents, the conversation beside it."""
+its scores, why each point was lost (``explain``), trust over time, its event log and, for LLM
+agents, the conversation beside it."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ def episode_page(trajectory: dict, png: bytes | None, back: str | None = None,
                  explanation: Explanation | None = None) -> str:
     """A self-contained HTML page of the episode: its scores, why points were lost, trust over
     time, the picture (embedded, when ``png`` is given), the event log and any conversation."""
-    scenario = trajectory_scenario(trajectory)
+    scenario = explanation.scenario if explanation else trajectory_scenario(trajectory)
     x = explanation or explain(trajectory, scenario)
     title, _ = episode_title(trajectory, scenario)
     scores = trajectory.get("scores", {})
