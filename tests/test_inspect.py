@@ -85,12 +85,18 @@ def test_inspect_eval_by_name_scores_what_gym_make_scores(tmp_path):
     assert metrics["TC"] == pytest.approx(expected["TC"]) and metrics["J"] == pytest.approx(expected["J"])
 
 
-def test_one_sample_per_scenario_persona_seed():
+def test_one_sample_per_scenario_persona_seed(tmp_path):
     from proactive_env.inspect_task import samples
+    from proactive_env.spec.loader import scenario_dir
 
     ids = [s.id for s in samples("monitor", "all", 1000, 2)]
     assert ids == [f"monitor-{p}-s{s}" for p in ("reviewer", "planner", "operator") for s in (1000, 1001)]
     assert [s.id for s in samples("Proactivity-Monitor-Operator-v0", "all", 7)] == ["monitor-operator-s7"]
+    # a new scenario where it lies, as every command takes it
+    text = (scenario_dir() / "monitor.yaml").read_text().replace("name: monitor\n", "name: my_monitor\n", 1)
+    (tmp_path / "my_monitor.yaml").write_text(text)
+    (sample,) = samples(str(tmp_path / "my_monitor.yaml"), "planner", 1000)
+    assert sample.id == "my_monitor-planner-s1000" and sample.metadata["scenario"] == str(tmp_path / "my_monitor.yaml")
 
 
 def test_inspect_cli_on_an_openai_compatible_loopback_server(tmp_path):
