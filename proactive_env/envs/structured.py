@@ -198,6 +198,7 @@ class ProactivityEnv(gym.Env):
         self.owner = "agent"
         self.shared_clock = False
         self.face = "structured"
+        self.observation_extras: list[str] = []  # opt-in observation wrappers in use (their names), for the record
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -307,9 +308,12 @@ class ProactivityEnv(gym.Env):
 
     def trajectory(self, agent: str) -> dict:
         """The run so far as a trajectory record (complete once the episode has ended)."""
-        return make_trajectory(scenario=self.base, persona=self.persona, seed=self._seed, agent=agent,
-                               weights=self.weights, variant=self._variant, actions=list(self._actions),
-                               log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
+        record = make_trajectory(scenario=self.base, persona=self.persona, seed=self._seed, agent=agent,
+                                 weights=self.weights, variant=self._variant, actions=list(self._actions),
+                                 log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
+        if self.observation_extras:  # what the agent saw beyond the shipped observation
+            record["observation_extras"] = list(self.observation_extras)
+        return record
 
     def _collect(self) -> float:
         """Feed the scorer the new log entries; the reward is each outcome's share of J as it
