@@ -165,7 +165,8 @@ class RunScorer:
         task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
         if kind == "run_start":
             self.policy = PolicyState(dict(e["rules"]))
-            self._fix_denominators(dict(e["rules"]))
+            if e["rules"] != self._stated_rules:
+                self._fix_denominators(dict(e["rules"]))
             self.composed = e.get("face", "structured") == "structured"
         elif kind == "policy_change":
             self.policy.change(e["rules"])
@@ -460,14 +461,31 @@ class RunScorer:
         decisions between two counted tasks, and the counted tasks the user is meant to see (the
         depth the stated rules want is SUGGEST or deeper: one never seen rates TR-J 1, others 5)."""
         if not hasattr(self, "counted"):  # (the rules drawn at run start change only who is meant to see)
-            self.counted = tuple(t.id for t in self.scenario.tasks if not t.requires or self._oracle_reaches(t))
+            counted_ids = self._counted_ids()
+            self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
             self._counted_set = counted = frozenset(self.counted)
             self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
             self.counted_decisions = tuple(d for d in self.decisions
                                            if d.spec.urgent in counted and d.spec.competing in counted)
+        self._stated_rules = dict(rules)
         stated = PolicyState(dict(rules))
         self.meant_to_see = frozenset(t for t in self.counted
                                       if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
+
+    def _counted_ids(self) -> frozenset[str]:
+        """The counted task ids, cached per (persona, task set, rules the persona may hold): a
+        seed's variant shares the file's task, persona and policy-change objects (held by the
+        cache, so their ids stay theirs) and only reorders or drops tasks."""
+        s = self.scenario
+        changes = tuple(ev.policy_change for ev in s.events if ev.policy_change is not None)
+        key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)))
+        hit = _COUNTED.get(key)
+        if hit is None:
+            if len(_COUNTED) >= 4096:
+                _COUNTED.clear()
+            counted = frozenset(t.id for t in s.tasks if not t.requires or self._oracle_reaches(t))
+            hit = _COUNTED[key] = ((tuple(s.tasks), s.personas, s.variants, changes), counted)
+        return hit[1]
 
     def denominators(self) -> dict[str, float]:
         return {"tasks": len(self.counted), "weight": self.counted_weight,
@@ -582,6 +600,7 @@ class RunScorer:
         }
 
 
+_COUNTED: dict[tuple, tuple] = {}  # key -> (the objects keyed by id, held; the counted task ids)
 _JUDGED: dict[tuple, tuple] = {}  # (id(task), work, rubric versions) -> (task, diagnostics, constraints)
 _SOURCE_TEXTS: dict[tuple, tuple] = {}  # per record content: a seed's variant shares it with the file
 
