@@ -326,16 +326,19 @@ class RunScorer:
         could see (it is the competing side of an open decision with both tasks known; for an
         allocation, also where running it then would overlap the user's own use)."""
         tid = task.spec.id
-        if any(self._clash(d, t) and tid == d.spec.competing for d in self.decisions):
+        if any(self._clash(d, t) and tid == d.spec.competing and (not allocation or self._run_clashes(d, task, t))
+               for d in self.decisions):
             return
         if allocation and self._overlaps_use(task, t):
             return
         self.needless_postponements.setdefault(tid, []).append(t)
 
     def _run_clashes(self, d: _Decision, task: _Task, t: int) -> bool:
-        """An allocation resolves the clash only where running the work at ``t`` would take the
-        decision's shared compute or overlap the user's own use of its resource."""
-        return d.spec.shares == task.spec.work.resource or self._overlaps_use(task, t)
+        """An allocation resolves the clash only where running the work from ``t`` would overlap
+        the user's own use of its resource, or the urgent task's work on that resource in the window."""
+        urgent = self.tasks[d.spec.urgent].spec.work
+        shared = urgent.resource is not None and urgent.resource == task.spec.work.resource
+        return shared or self._overlaps_use(task, t)
 
     def _work(self, task: _Task, e: dict) -> None:
         start, end = e["start"], e["end"]

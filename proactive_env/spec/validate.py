@@ -400,7 +400,7 @@ def _decoys(s: Scenario, ids: dict[str, Task]) -> Iterator[Problem]:
                 yield f"{path}.tasks", f"expected a task with work to do, {task.id!r} is a NOOP task"
             elif not trigger_minute(s, task) <= p.start < task.deadline:
                 yield f"{path}.tasks", f"expected {task.id!r} to be open at the pair's start ({format_at(p.start)})"
-            elif _opportunity(s, task, p.start, "user_time", within=p.end) != -(-p.start // 15) * 15:
+            elif _opportunity(s, task, p.start, "", within=p.end) != -(-p.start // 15) * 15:
                 yield f"{path}.tasks", f"expected {task.id!r}'s work to fit at {format_at(p.start)}: its compute free, before its deadline"
             for d in s.ta_decisions:
                 if task.id in (d.urgent, d.competing) and d.start < p.end and p.start < d.end:
@@ -415,15 +415,20 @@ def _reachable(s: Scenario, minute: int) -> bool:
     return not asleep and not any(x <= minute < y for x, y, _ in user_busy(s))
 
 
+def _free_over(s: Scenario, start: int, duration: int) -> bool:
+    """Is the user reachable throughout [start, start + duration) (on the quarter hours)?"""
+    return all(_reachable(s, t) for t in range(start, start + max(duration, 1), 15))
+
+
 def _opportunity(s: Scenario, task: Task, after: int, shares: str, within: int | None = None) -> int | None:
     """The first start ≥ ``after`` (on the quarter hours) where the task's whole work fits before
     its deadline (and before ``within``), its compute free of the user's use and — for a clash over
-    the user's time — the user reachable; None if there is none."""
+    the user's time — the user reachable throughout it; None if there is none."""
     duration = task.work.units * task.work.minutes
     busy = resource_use(s, task.work.resource) if task.work.resource else []
     t = -(-after // 15) * 15
     while t + duration < task.deadline and (within is None or t < within):
-        if not any(a < t + duration and b > t for a, b in busy) and (shares != "user_time" or _reachable(s, t)):
+        if not any(a < t + duration and b > t for a, b in busy) and (shares != "user_time" or _free_over(s, t, duration)):
             return t
         t += 15
     return None
