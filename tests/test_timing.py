@@ -111,6 +111,8 @@ def test_allocating_work_that_competes_with_nothing_is_needless(name):
 def test_the_policy_follower_wins_only_where_nothing_needed_postponing(name):
     """Competing work finished, or not yet come up, when the urgent work was handled is no
     failure — and nothing else is won without a postponement."""
+    # (the follower works on everything at once: a won decision's competing task had either not
+    # come up, or its last work and delivery were over, when the urgent work was first handled)
     s = load_scenario(name)
     decisions = {d.id: d for d in s.ta_decisions}
     for persona in PERSONAS:
@@ -124,8 +126,8 @@ def test_the_policy_follower_wins_only_where_nothing_needed_postponing(name):
             handled = min(e["t"] for e in log if e.get("task") == d.urgent and e["type"] in ("work", "present", "execute")
                           and d.start <= e["t"] < d.end)
             active = [e["t"] for e in log if e["type"] == "task_active" and e["task"] == d.competing]
-            closed = [e["t"] for e in log if e["type"] == "task_closed" and e["task"] == d.competing]
-            assert not active or active[0] > handled or (closed and closed[0] <= handled), (d.id, persona)
+            done = [e["t"] for e in log if e.get("task") == d.competing and e["type"] in ("present", "execute", "work_done")]
+            assert not active or active[0] > handled or (done and done[-1] <= handled), (d.id, persona)
 
 
 # ---------------------------------------------------------------------------- the validator
@@ -150,6 +152,13 @@ def test_every_decision_is_shown_before_its_window_opens(name):
                            "appears": late["end"]})
     late["shown_by"] = ["late_notice"]
     assert "expected 'late_notice' to be visible before the window opens" in _problem(raw)
+
+
+def test_the_briefing_states_the_cost_of_needless_postponements():
+    from proactive_env.envs.text import ProactivityTextEnv
+
+    briefing, _ = ProactivityTextEnv("monitor", "planner").reset(seed=0)
+    assert "competes with nothing costs like a lost decision" in " ".join(briefing.split())
 
 
 def test_a_decision_needs_the_record_that_shows_it():

@@ -306,7 +306,12 @@ class RunScorer:
         d.now = True
         if d.competing_open is None:
             c = self.tasks[d.spec.competing]
-            d.competing_open = c.active and not c.closed
+            d.competing_open = c.active and not c.closed and not self._finished(c)
+
+    def _finished(self, task: _Task) -> bool:
+        """All its work done and the user given what they want of it."""
+        return (task.units_done >= task.spec.work.units
+                and self._met(task, self.policy.wanted(task.spec, self.persona)))
 
     def _clash(self, d: _Decision, t: int) -> bool:
         """At minute ``t``, could the agent see the decision's clash: inside its window, both tasks known?"""
