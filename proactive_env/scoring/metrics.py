@@ -309,9 +309,12 @@ class RunScorer:
             d.competing_open = c.active and not c.closed and not self._finished(c)
 
     def _finished(self, task: _Task) -> bool:
-        """All its work done and the user given what they want of it."""
-        return (task.units_done >= task.spec.work.units
-                and self._met(task, self.policy.wanted(task.spec, self.persona)))
+        """All its work done and the user given what they want of it, in the agent's own words
+        (pasted records finish nothing) or as the action itself."""
+        wanted = self.policy.wanted(task.spec, self.persona)
+        if task.units_done < task.spec.work.units or not self._met(task, wanted):
+            return False
+        return task.executed or bool(self._work_of(task, wanted).own)
 
     def _clash(self, d: _Decision, t: int) -> bool:
         """At minute ``t``, could the agent see the decision's clash: inside its window, both tasks known?"""
