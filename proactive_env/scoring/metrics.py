@@ -22,8 +22,8 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   postponement *made* inside the window while both tasks were active (an earlier, blanket one does
   not count), an allocation only where running it then would overlap the user's use or the
   decision's shared compute; and no work on it inside the window. Where the competing task was
-  finished, or not yet come up, when the urgent work was handled, nothing needed postponing: later
-  holds. Any agent job over the user's own use of the shared resource inside the window fails the
+  finished, or not yet come up, when the urgent work was first handled, nothing needed
+  postponing: the decision does not count (no failure, no credit). Any agent job over the user's own use of the shared resource inside the window fails the
   decision. A postponement that resolves no such clash (deferring, or allocating to a later time,
   work that competes with nothing — a scenario's decoy pairs are built to tempt it) is needless:
   each task postponed needlessly counts once as a decision lost. Continuation: 1 feasible timed
@@ -398,12 +398,18 @@ class RunScorer:
                 d.eligible = d.eligible or self._both_active(d)
         return closed
 
+    def _counts(self, d: _Decision) -> bool:
+        """A closed decision counts where both tasks were active — unless there was nothing to
+        postpone: the competing task finished, or not yet come up, when the urgent work was first
+        handled (no failure, and no credit either), and no job ran over the user's use."""
+        return d.closed and d.eligible and (d.competing_open is not False or d.intruded or d.spec.id in self._ta_override)
+
     def _ta_label(self, d: _Decision) -> tuple[bool, bool, float]:
         override = self._ta_override.get(d.spec.id)
         if override is not None:
             return bool(override["now"]), bool(override["later"]), float(override["continuation"])
         now = d.now and not d.urgent_deferred and not d.intruded
-        later = (d.later and not d.competed if d.competing_open is not False else True) and not d.intruded
+        later = d.later and not d.competed and not d.intruded
         return now, later, d.continuation if later or d.continuation == 0.5 else 0.0
 
     # ------------------------------------------------------------------ a task's score
@@ -507,7 +513,7 @@ class RunScorer:
         tr_d = sum(s.depth_match for s in judged) / len(judged) if judged else 0.0
         rated = [s.tr_j for s in scores if s.tr_j is not None]
         tr_j = sum(rated) / len(rated) if rated else 1.0
-        labels = [self._ta_label(d) for d in self.decisions if d.closed and d.eligible]
+        labels = [self._ta_label(d) for d in self.decisions if self._counts(d)]
         lost = len(self.needless_postponements)  # each a decision lost (module doc)
         ta = sum(now and later for now, later, _ in labels) / (len(labels) + lost) if labels or lost else 0.0
         s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
@@ -526,7 +532,7 @@ class RunScorer:
         comps = {k: [s.components[k] for s in self.scores if k in s.components] for k in COMPONENTS}
         decisions = []
         for d in self.decisions:
-            if d.closed and d.eligible:
+            if self._counts(d):
                 now, later, cont = self._ta_label(d)
                 decisions.append({"id": d.spec.id, "now": now, "later": later, "continuation": cont})
         return {
