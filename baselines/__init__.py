@@ -6,6 +6,7 @@ from .base import Agent, action_index
 from .oracle import OracleAgent, TextOracleAgent
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
 from .text_scripted import TEXT_BASELINES, TextScriptedAgent
+from .timing_adversaries import TIMING_ADVERSARIES
 
 SCRIPTED = {cls.name: cls for cls in (OracleAgent, RandomAgent, NoopAgent, AlwaysSuggestAgent,
                                        AlwaysExecuteAgent, PolicyFollowerAgent)}
@@ -54,8 +55,10 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
         return TEXT_SCRIPTED[spec]()
     if spec in ADVERSARIES:
         return ADVERSARIES[spec]()
+    if spec in TIMING_ADVERSARIES:
+        return TIMING_ADVERSARIES[spec]()
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED | ADVERSARIES)}, "
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED | ADVERSARIES | TIMING_ADVERSARIES)}, "
                          "sb3:PATH, rllib:PATH, bc:PATH or openai:MODEL")
     return SCRIPTED[spec]()
 
@@ -71,5 +74,5 @@ def _llm_agent(model: str, options: dict) -> Agent:
         raise ValueError(f"openai:{model}: {exc}") from None
 
 
-__all__ = ["ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
+__all__ = ["ADVERSARIES", "TIMING_ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
            "PolicyFollowerAgent", "RandomAgent", "TextScriptedAgent", "action_index", "make_agent"]

@@ -178,7 +178,8 @@ matter that competes with it for their time or their compute until that is over:
 the result warns you otherwise; you are woken then; 'what' names what you postpone, and where \
 one message raised several things, say which in 'what': only what is still due at the new time counts, and a \
 tie goes to the one due last) or reserve compute for it after the clash with \
-allocate_resource.
+allocate_resource. A postponement counts once the clash is there (both matters open); postponing, or \
+reserving later compute for, work that competes with nothing costs like a lost decision.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""
 

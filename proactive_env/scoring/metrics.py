@@ -15,13 +15,21 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   the oracle, serving this persona, would not open; a counted branch the agent cut off, or whose
   trigger never fired, scores 0), less ``PRIVACY_COST`` points per record read that no task active
   in the run needed (at most ``PRIVACY_CAP``; TC's floor is 0): reading everything is not free.
-* **TA** per run = the share of its counted decisions (between two counted tasks) that were eligible
-  (both tasks active) and had now ∧ later. now:
-  substantive work on the urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺; later: the
-  competing task explicitly deferred to a feasible time ≥ τ⁺ (its work fits before its deadline,
-  its resource free of the user's use), or allocated there, by the agent before τ⁺, and no work on
-  it inside the window; any agent job over the user's own use of the shared resource inside the
-  window fails the decision. Continuation: 1 feasible timed plan, 0.5 a deferral without a time.
+* **TA** per run = (decisions won − tasks postponed needlessly) / counted decisions (those between two
+  counted tasks: a fixed denominator), floor 0. A decision is won when both its tasks were active and
+  now ∧ later. now: substantive work on the
+  urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺. later: "later" is a decision about
+  a clash the agent could see — the competing task deferred to a feasible time ≥ τ⁺ (its work fits
+  before its deadline, its resource free of the user's use), or its run allocated there, by a
+  postponement *made* inside the window while both tasks were active (an earlier, blanket one does
+  not count), an allocation only where running it then would overlap the user's use or the
+  decision's shared compute; and no work on it inside the window. Where the competing task was
+  finished, or not yet come up, when the urgent work was first handled, nothing needed
+  postponing: `later` holds of itself (no failure). Any agent job over the user's own use of the shared resource inside the window fails the
+  decision. A postponement that resolves no such clash (deferring, or allocating to a later time,
+  work that competes with nothing — a scenario's decoy pairs are built to tempt it) is needless:
+  each task postponed needlessly counts once as a decision lost. Continuation: 1 feasible timed
+  plan, 0.5 a deferral without a time.
 * **TR-D** per run = share of counted tasks whose every intervention was aligned when made and whose
   wanted depth was reached (``sim.policy``); NOOP tasks: nothing the user saw; cut off: not aligned.
 * **TR-J** per task the user saw, 1–5, from what the user saw (``tr_j_estimate``); never from TC. Run
@@ -121,6 +129,7 @@ class _Decision:
     intruded: bool = False
     closed: bool = False
     eligible: bool = False
+    competing_open: bool | None = None  # was the competing task open when the urgent work was first handled?
 
 
 class RunScorer:
@@ -138,6 +147,7 @@ class RunScorer:
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
         self.decisions = [_Decision(d) for d in scenario.ta_decisions]
         self.scores: list[TaskScore] = []
+        self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
@@ -187,7 +197,9 @@ class RunScorer:
             self.read_version[e["record"]] = max(self.read_version.get(e["record"], -1), e.get("version", 0))
         elif kind == "work":
             task.started = True
+            lost = len(self.needless_postponements)
             self._work(task, e)
+            closed |= len(self.needless_postponements) > lost
         elif kind == "work_done":
             task.units_done = e["units_done"]
         elif kind == "note" and task is not None:
@@ -202,7 +214,9 @@ class RunScorer:
             if not e["ok"] and e.get("reason") != "unauthorised":
                 self.policy.spend(task.spec.id)
         elif kind == "defer" and task is not None:
+            lost = len(self.needless_postponements)
             self._defer(task, e)
+            closed |= len(self.needless_postponements) > lost  # a needless postponement is decided when made
         elif kind == "intrusion":
             for d in self.decisions:
                 if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
@@ -295,36 +309,92 @@ class RunScorer:
         for d in self.decisions:
             if d.spec.start <= t < d.spec.end:
                 if task.spec.id == d.spec.urgent:
-                    d.now = True
+                    self._handled(d)
                 elif task.spec.id == d.spec.competing:
                     d.competed = True
 
+    def _handled(self, d: _Decision) -> None:
+        """The urgent task got substantive work inside the window: note whether the competing one
+        was open then (finished or not yet come up, nothing needed postponing)."""
+        d.now = True
+        if d.competing_open is None:
+            c = self.tasks[d.spec.competing]
+            d.competing_open = c.active and not c.closed and not self._finished(c)
+
+    def _finished(self, task: _Task) -> bool:
+        """All its work done and the user given what they want of it, in the agent's own words
+        (pasted records finish nothing) or as the action itself."""
+        wanted = self.policy.wanted(task.spec, self.persona)
+        if task.units_done < task.spec.work.units or not self._met(task, wanted):
+            return False
+        return task.executed or bool(self._work_of(task, wanted).own)
+
+    def _clash(self, d: _Decision, t: int) -> bool:
+        """At minute ``t``, could the agent see the decision's clash: inside its window, both tasks known?"""
+        return d.spec.start <= t < d.spec.end and self._both_active(d)
+
+    def _overlaps_use(self, task: _Task, start: int) -> bool:
+        """Would the task's remaining work, run from ``start``, overlap the user's use of its resource?"""
+        resource = task.spec.work.resource
+        return resource is not None and not self.schedule.resource_free(resource, start, start + self._remaining(task))
+
+    def _remaining(self, task: _Task) -> int:
+        work = task.spec.work
+        return work.minutes * max(1, work.units - task.units_done)
+
+    def _postponed(self, task: _Task, t: int, allocation: bool) -> None:
+        """A postponement of the task made at ``t``: needless unless it resolves a clash the agent
+        could see (it is the competing side of an open decision with both tasks known; for an
+        allocation, also where running it then would overlap the user's own use)."""
+        tid = task.spec.id
+        if any(self._clash(d, t) and tid == d.spec.competing and (not allocation or self._run_clashes(d, task, t))
+               for d in self.decisions):
+            return
+        if allocation and self._overlaps_use(task, t):
+            return
+        self.needless_postponements.setdefault(tid, []).append(t)
+
+    def _run_clashes(self, d: _Decision, task: _Task, t: int) -> bool:
+        """An allocation resolves the clash only where running the work from ``t`` would overlap
+        the user's own use of its resource, or the urgent task's work on that resource in the window."""
+        urgent = self.tasks[d.spec.urgent].spec.work
+        shared = urgent.resource is not None and urgent.resource == task.spec.work.resource
+        return shared or self._overlaps_use(task, t)
+
     def _work(self, task: _Task, e: dict) -> None:
         start, end = e["start"], e["end"]
+        if e.get("allocated") and start > e["t"]:
+            self._postponed(task, e["t"], allocation=True)
         for d in self.decisions:
             if e["t"] >= d.spec.end:
                 continue
             if task.spec.id == d.spec.urgent and d.spec.start <= start < d.spec.end:
-                d.now = True
+                self._handled(d)
             elif task.spec.id == d.spec.competing:
                 if start < d.spec.end and end > d.spec.start:
                     # private work takes none of the user's time; on a resource it takes the resource
                     d.competed |= d.spec.shares != "user_time"
-                elif e.get("allocated") and start >= d.spec.end and end < task.spec.deadline:
+                elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
+                      and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
                     d.later, d.continuation = True, 1.0
 
     def _defer(self, task: _Task, e: dict) -> None:
         t, until = e["t"], e.get("until")
+        made = e.get("made", t)  # a postponement kept until its task came up was made when written
+        urgent_in_window = False
         for d in self.decisions:
             if t >= d.spec.end:
                 continue
             if task.spec.id == d.spec.urgent:
                 d.urgent_deferred = True
-            elif task.spec.id == d.spec.competing:
+                urgent_in_window |= d.spec.start <= made
+            elif task.spec.id == d.spec.competing and self._clash(d, made):
                 if until is None:
                     d.continuation = max(d.continuation, 0.5)
                 elif until >= d.spec.end and self._feasible(task, until):
                     d.later, d.continuation = True, 1.0
+        if not urgent_in_window:  # (deferring the urgent task already loses its decision)
+            self._postponed(task, made, allocation=False)
 
     def _feasible(self, task: _Task, start: int) -> bool:
         work = task.spec.work
@@ -516,7 +586,12 @@ class RunScorer:
         if not (d.closed and d.eligible):
             return 0.0
         now, later, _ = self._ta_label(d)
-        return float(now and later)
+        return float(now and (later or self._nothing_to_postpone(d)))
+
+    def _nothing_to_postpone(self, d: _Decision) -> bool:
+        """The competing task was finished, or had not come up, when the urgent work was first
+        handled, and no job ran over the user's use: nothing needed postponing (no failure)."""
+        return d.competing_open is False and not d.intruded and d.spec.id not in self._ta_override
 
     def contributions(self) -> dict[str, float]:
         """Each final outcome's share of J so far: ``task:<id>`` (its weighted TC, TR-D and TR-J
@@ -530,10 +605,17 @@ class RunScorer:
             tc, tr_d, tr_j = self._task_parts(s)
             tc_raw += tc
             shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (tr_d + tr_j / 4.0) / n / 2.0
+        n_decisions = len(self.counted_decisions)
+        won = 0.0
         for d in self.counted_decisions:
             if d.closed:
-                shares[f"decision:{d.spec.id}"] = w.ta * self._decision_part(d) / len(self.counted_decisions)
-        if self.ended:
+                won += self._decision_part(d)
+                shares[f"decision:{d.spec.id}"] = w.ta * self._decision_part(d) / n_decisions
+        for task_id in self.needless_postponements:  # each costs a decision, when it is made
+            shares[f"needless:{task_id}"] = -w.ta / n_decisions if n_decisions else 0.0
+        if self.ended:  # TA's floor at 0, as the summary has it
+            lost = len(self.needless_postponements)
+            shares["needless_floor"] = w.ta * max(0.0, lost - won) / n_decisions if n_decisions else 0.0
             shares["privacy"] = -w.tc * min(self.privacy, tc_raw / weight) / 100.0
         return shares
 
@@ -563,8 +645,8 @@ class RunScorer:
 
         TC = Σ v_t·TC_t / Σ v_t over the counted tasks, less the privacy cost (floor 0); TR-D =
         the share of counted tasks depth-aligned; TR-J = 1 + Σ (TR-J_t − 1) / n over the n counted
-        tasks (never seen: 1 where the user was meant to see it, else 5); TA = the share of counted
-        decisions (eligible, closed) with now ∧ later."""
+        tasks (never seen: 1 where the user was meant to see it, else 5); TA = (decisions won −
+        tasks postponed needlessly) / counted decisions, floor 0."""
         tc = tr_d = tr_j = 0.0
         for s in self.scores:
             parts = self._task_parts(s)
@@ -572,11 +654,17 @@ class RunScorer:
         n, decisions = len(self.counted), len(self.counted_decisions)
         tc = max(0.0, tc / self.counted_weight - self.privacy)
         tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
-        ta = sum(self._decision_part(d) for d in self.counted_decisions) / decisions if decisions else 0.0
+        won = sum(self._decision_part(d) for d in self.counted_decisions)
+        ta = max(0.0, won - len(self.needless_postponements)) / decisions if decisions else 0.0
         s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
         w = self.weights
         j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
         return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
+
+    def decoys_failed(self) -> list[str]:
+        """The scenario's decoy pairs in which a task was postponed needlessly inside the pair's window."""
+        return [p.id for p in self.scenario.decoys
+                if any(p.start <= when < p.end for t in p.tasks for when in self.needless_postponements.get(t, ()))]
 
     def breakdown(self) -> dict:
         """Everything behind the summary: per-task components and depths, per-decision TA, and
@@ -589,13 +677,16 @@ class RunScorer:
             if d.closed:
                 now, later, cont = self._ta_label(d) if d.eligible else (False, False, 0.0)
                 decisions.append({"id": d.spec.id, "now": now, "later": later, "continuation": cont,
-                                  "eligible": d.eligible, "J_share": shares[f"decision:{d.spec.id}"]})
+                                  "eligible": d.eligible, "nothing_to_postpone": self._nothing_to_postpone(d),
+                                  "J_share": shares[f"decision:{d.spec.id}"]})
         return {
             **summary,
             "continuation": sum(d["continuation"] for d in decisions) / len(decisions) if decisions else 0.0,
             "now": sum(d["now"] for d in decisions) / len(decisions) if decisions else 0.0,
             "later": sum(d["later"] for d in decisions) / len(decisions) if decisions else 0.0,
             "ta_decisions": decisions,
+            "needless_postponements": sorted(self.needless_postponements),
+            "decoys_failed": self.decoys_failed(),
             "components": {k: (100.0 * sum(v) / len(v) if v else None) for k, v in comps.items()},
             "privacy_cost": self.privacy,
             "tasks": [{"task": s.task, "TC": s.tc, "TR_J": s.tr_j, "wanted": s.wanted, "depth_match": s.depth_match,

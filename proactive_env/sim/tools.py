@@ -380,7 +380,7 @@ class TextTools:
             w.present(task, item["text"], request=True, what=_what(item["text"]), requested=requested)
         elif item["kind"] == "postponement":  # made before the task came up, still ahead
             if item["until"] is None or item["until"] > w.now:
-                w.defer(task, item["until"], item["plan"])
+                w.defer(task, item["until"], item["plan"], made=item["t"])
         elif item["kind"] == "note":  # its unit of work ran from when it was written
             w._record("note", task=task.spec.id, text=item["text"], written=item["t"])
             if task.spec.work.resource is None and not task.started:

@@ -648,15 +648,16 @@ class World:
         if finished:
             self._on_work_done(task)
 
-    def defer(self, task: TaskState, until: int | None, plan: str = "") -> None:
-        """An explicit postponement, with a follow-up at ``until`` (None: no time given)."""
+    def defer(self, task: TaskState, until: int | None, plan: str = "", made: int | None = None) -> None:
+        """An explicit postponement, with a follow-up at ``until`` (None: no time given); ``made``:
+        when the agent wrote it, if before now (a postponement kept until its task came up)."""
         task.deferred = True
         self.dirty.add(task.index)
         self._reach(task, "deferred")
         if until is not None:
             task.followup = until
             self._queue.push(until, Q.FOLLOWUP, task.index)
-        self._record("defer", task=task.spec.id, until=until, plan=plan)
+        self._record("defer", task=task.spec.id, until=until, plan=plan, **({"made": made} if made is not None else {}))
 
     def allocate(self, task: TaskState, start: int) -> bool:
         """Reserve the task's resource from ``start`` and run all its remaining work there;

@@ -281,12 +281,30 @@ class Task(Spec):
 
 
 class TADecision(Spec):
+    """A clash: in [start, end) the urgent task must be handled and the competing one postponed
+    (or its run moved) to a feasible later time. "Urgent" is the story's: the work whose only
+    chance is the window (the user free, the compute idle, an offer open), not the nearer deadline."""
+
     id: Identifier
     start: At
     end: At
     urgent: Identifier
     competing: Identifier
     shares: str = Field(description="A resource id, or 'user_time'.")
+    rationale: str
+    shown_by: list[Identifier] = Field(min_length=1, description=(
+        "Records that show the agent, before the window opens, the demand that defines the clash "
+        "(the user's calendar block, the resource's booking, the offer that closes)."))
+
+
+class Decoy(Spec):
+    """Two matters that look competing but do not clash (different resources or none, both fit,
+    the user free): postponing or moving either inside [start, end) is needless and costs."""
+
+    id: Identifier
+    start: At
+    end: At
+    tasks: list[Identifier] = Field(min_length=2, max_length=2)
     rationale: str
 
 
@@ -321,6 +339,7 @@ class Scenario(Spec):
     events: list[Event]
     tasks: list[Task]
     ta_decisions: list[TADecision] = Field(min_length=1)
+    decoys: list[Decoy] = Field(default_factory=list, description="Pairs that look competing and are not.")
     variants: Variants = Field(default_factory=Variants)
 
     @field_validator("personas")

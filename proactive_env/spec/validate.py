@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .expand import resource_use
+from .expand import resource_use, user_busy
 from .models import PERSONAS, Scenario, Task, When
-from .timeline import format_at
+from .timeline import MINUTES_PER_DAY, format_at
 
 MIN_TASKS, MAX_TASKS = 10, 19
 MAX_CATEGORIES = 8
@@ -321,6 +321,10 @@ def _reachability(s: Scenario) -> Iterator[Problem]:
 
 
 def _ta_decisions(s: Scenario) -> Iterator[Problem]:
+    """A decision is a clash the agent can see and win: the urgent task's chance is the window (its
+    deadline closes it, or no later opportunity exists before its deadline) — never just "due
+    first" —, the competing task has a feasible later opportunity, and the demand that defines the
+    clash is on record before the window opens (``shown_by``)."""
     ids = {t.id: t for t in s.tasks}
     for i, d in enumerate(s.ta_decisions):
         path = f"ta_decisions[{i}]"
@@ -329,6 +333,7 @@ def _ta_decisions(s: Scenario) -> Iterator[Problem]:
                 yield f"{path}.{field}", f"expected the id of one of the scenario's tasks, got {getattr(d, field)!r}"
         if d.urgent == d.competing:
             yield f"{path}.competing", "expected two different tasks in a TA decision"
+        yield from _shown_before(s, path, d)
         if d.urgent not in ids or d.competing not in ids:
             continue
         urgent, competing = ids[d.urgent], ids[d.competing]
@@ -343,23 +348,92 @@ def _ta_decisions(s: Scenario) -> Iterator[Problem]:
                                         f"triggered ({format_at(when)})")
             elif field == "competing" and when >= d.end:
                 yield f"{path}.competing", f"expected {task.id!r} to be triggered before the window ends ({format_at(d.end)})"
-        if urgent.deadline > d.end:
-            yield f"{path}.urgent", f"expected the urgent task's deadline inside the window (by {format_at(d.end)})"
+        if urgent.deadline > d.end and _opportunity(s, urgent, d.end, d.shares) is not None:
+            yield (f"{path}.urgent", f"expected the window to be the urgent task's chance: its deadline by "
+                                     f"{format_at(d.end)}, or no later opportunity before its deadline "
+                                     f"({format_at(urgent.deadline)}), but {format_at(_opportunity(s, urgent, d.end, d.shares))} is one")
         if competing.deadline <= d.end:
             yield f"{path}.competing", f"expected the competing task to be able to wait: deadline after {format_at(d.end)}"
         elif _later_slot(s, competing, d.end) is None:
             yield (f"{path}.competing", f"expected a feasible later opportunity for {competing.id!r}: a time after "
                                         f"{format_at(d.end)} when its resource is free for its work, before its deadline")
+    yield from _decoys(s, ids)
 
 
-def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
-    """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free."""
+def _shown_before(s: Scenario, path: str, d) -> Iterator[Problem]:
+    """Every record that shows the clash exists, unconditionally, before the window opens
+    (however a seed moves it)."""
+    records = {r.id for r in s.records}
+    for j, rid in enumerate(d.shown_by):
+        if rid not in records:
+            yield f"{path}.shown_by[{j}]", f"expected the id of one of the scenario's records, got {rid!r}"
+            continue
+        seen = _appears(s, rid)
+        if seen is None or seen + (s.variants.jitter if seen else 0) > d.start:
+            yield (f"{path}.shown_by[{j}]", f"expected {rid!r} to be visible before the window opens "
+                                            f"({format_at(d.start)}), whatever the seed; it "
+                                            + ("appears only on a branch" if seen is None else f"appears at {format_at(seen)}"))
+
+
+def _decoys(s: Scenario, ids: dict[str, Task]) -> Iterator[Problem]:
+    """A decoy pair looks competing and is not: both tasks open at its start, each with work that
+    fits now (its compute free of the user's use, the user reachable), not on one resource, and
+    neither part of a TA decision whose window overlaps it."""
+    for i, p in enumerate(s.decoys):
+        path = f"decoys[{i}]"
+        if p.end <= p.start:
+            yield path, f"expected end after start, got {format_at(p.start)} → {format_at(p.end)}"
+        missing = [t for t in p.tasks if t not in ids]
+        for t in missing:
+            yield f"{path}.tasks", f"expected the id of one of the scenario's tasks, got {t!r}"
+        if missing:
+            continue
+        a, b = (ids[t] for t in p.tasks)
+        if a.id == b.id:
+            yield f"{path}.tasks", "expected two different tasks"
+        if a.work.resource is not None and a.work.resource == b.work.resource:
+            yield f"{path}.tasks", f"expected tasks that do not share a resource ({a.work.resource!r})"
+        if not _reachable(s, p.start):
+            yield f"{path}.start", f"expected the user reachable at {format_at(p.start)}"
+        for task in (a, b):
+            if task.noop:
+                yield f"{path}.tasks", f"expected a task with work to do, {task.id!r} is a NOOP task"
+            elif not trigger_minute(s, task) <= p.start < task.deadline:
+                yield f"{path}.tasks", f"expected {task.id!r} to be open at the pair's start ({format_at(p.start)})"
+            elif _opportunity(s, task, p.start, "", within=p.end) != -(-p.start // 15) * 15:
+                yield f"{path}.tasks", f"expected {task.id!r}'s work to fit at {format_at(p.start)}: its compute free, before its deadline"
+            for d in s.ta_decisions:
+                if task.id in (d.urgent, d.competing) and d.start < p.end and p.start < d.end:
+                    yield f"{path}.tasks", f"expected {task.id!r} in no TA decision overlapping the pair ({d.id})"
+
+
+def _reachable(s: Scenario, minute: int) -> bool:
+    """Is the user awake and free of focus blocks at ``minute``?"""
+    day = minute % MINUTES_PER_DAY
+    a, b = s.user.sleep.start, s.user.sleep.end
+    asleep = a <= day < b if a < b else day >= a or day < b
+    return not asleep and not any(x <= minute < y for x, y, _ in user_busy(s))
+
+
+def _free_over(s: Scenario, start: int, duration: int) -> bool:
+    """Is the user reachable throughout [start, start + duration) (on the quarter hours)?"""
+    return all(_reachable(s, t) for t in range(start, start + max(duration, 1), 15))
+
+
+def _opportunity(s: Scenario, task: Task, after: int, shares: str, within: int | None = None) -> int | None:
+    """The first start ≥ ``after`` (on the quarter hours) where the task's whole work fits before
+    its deadline (and before ``within``), its compute free of the user's use and — for a clash over
+    the user's time — the user reachable throughout it; None if there is none."""
     duration = task.work.units * task.work.minutes
     busy = resource_use(s, task.work.resource) if task.work.resource else []
-    t = after
-    while t + duration < task.deadline:
-        if not any(a < t + duration and b > t for a, b in busy):
+    t = -(-after // 15) * 15
+    while t + duration < task.deadline and (within is None or t < within):
+        if not any(a < t + duration and b > t for a, b in busy) and (shares != "user_time" or _free_over(s, t, duration)):
             return t
         t += 15
     return None
 
+
+def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
+    """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free."""
+    return _opportunity(s, task, after, shares="")

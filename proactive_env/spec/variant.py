@@ -81,7 +81,8 @@ def _pinned(s: Scenario, ev) -> bool:
         return True
     if any(t.trigger.type != "event" and t.trigger.at == ev.at for t in s.tasks):
         return True
-    decision_tasks = {d.urgent for d in s.ta_decisions} | {d.competing for d in s.ta_decisions}
+    decision_tasks = ({d.urgent for d in s.ta_decisions} | {d.competing for d in s.ta_decisions}
+                      | {t for pair in s.decoys for t in pair.tasks})
     return any(t.id in decision_tasks for t in _triggered(s, ev.id))
 
 

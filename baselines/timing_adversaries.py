@@ -1,0 +1,179 @@
+"""Timing adversaries: cheap rules for *when* to work, each a parametrised family on top of the
+policy-follower (who gets depth and content right and never postpones anything).
+
+Each reads only the structured observation — the task slots' ``urgency`` (how soon the user needs
+the result), ``resource_busy_now``, ``needs_resource`` and state, the action mask — and decides,
+per open task, to hold it (``defer`` it, once per follow-up), to ``allocate`` its run, or to leave
+it to the policy-follower. On the text face the same decisions are played as tool calls
+(``TextScriptedAgent``); ``postpone-to`` families give every postponement one fixed clock time.
+CI holds every family, over the whole suite, to TA ≤ 25 % and J ≤ the policy-follower's + 0.05
+(tests/test_timing_adversaries.py): a benchmark where sorting by deadline, holding the less
+urgent, allocating compute or postponing to a fixed time pays is not measuring judgement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from proactive_env.sim import TaskState, Verb
+from proactive_env.spec import format_at
+from proactive_env.spec.timeline import MINUTES_PER_DAY
+
+from .scripted import F, PolicyFollowerAgent, first_valid, open_slots, task_rows
+from .text_scripted import TextScriptedAgent
+
+
+def _untouched(row: np.ndarray) -> bool:
+    """Nothing done on the task yet: no work launched or finished, nothing shown."""
+    return not (row[F["work_done"]] or row[F["work_running"]] or row[F["allocated"]] or row[F["presented"]])
+
+
+class TimingRule(PolicyFollowerAgent):
+    """The policy-follower with a timing rule: ``hold(obs, slot)`` says which open tasks to keep
+    back (deferred, once per follow-up; nothing else done on them), ``allocate(obs, slot)`` which
+    to run through ``allocate`` instead of starting them."""
+
+    name = "timing-rule"
+
+    def __init__(self, name: str = "", hold: Callable | None = None, allocate: Callable | None = None):
+        self.name = name or type(self).name
+        self._hold, self._allocate = hold, allocate
+
+    def hold(self, obs: dict[str, np.ndarray], slot: int) -> bool:
+        return bool(self._hold and self._hold(obs, slot))
+
+    def allocate(self, obs: dict[str, np.ndarray], slot: int) -> bool:
+        return bool(self._allocate and self._allocate(obs, slot))
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        tasks, mask = task_rows(obs), obs["action_mask"]
+        held = [s for s in open_slots(obs) if self.hold(obs, s)]
+        for slot in held:
+            if not tasks[slot, F["followup_pending"]]:
+                a = first_valid(mask, slot, ("defer",))
+                if a:
+                    return a
+        for slot in open_slots(obs):
+            if slot not in held and not tasks[slot, F["work_running"]] and self.allocate(obs, slot):
+                a = first_valid(mask, slot, ("allocate",))
+                if a:
+                    return a
+        if not held:
+            return super().act(obs, info)
+        rows = obs["tasks"].reshape(tasks.shape).copy()
+        rows[held, F["active"]] = 0.0  # the follower does not see what the rule holds back
+        return super().act({**obs, "tasks": rows.ravel()}, info)
+
+
+# ---------------------------------------------------------------------------- the rules
+def urgency(obs: dict[str, np.ndarray], slot: int) -> float:
+    return float(task_rows(obs)[slot, F["urgency"]])
+
+
+def below(threshold: float) -> Callable:
+    """Defer-until-urgent: keep an untouched task back while its urgency is under the threshold."""
+    return lambda obs, slot: _untouched(task_rows(obs)[slot]) and urgency(obs, slot) < threshold
+
+
+def outranked(gap: float) -> Callable:
+    """Hold-while-more-urgent: keep an untouched task back while another open one is more
+    urgent by at least ``gap``."""
+    def rule(obs, slot):
+        if not _untouched(task_rows(obs)[slot]):
+            return False
+        mine = urgency(obs, slot)
+        return any(urgency(obs, s) >= mine + gap for s in open_slots(obs) if s != slot)
+    return rule
+
+
+def not_most_urgent(obs: dict[str, np.ndarray], slot: int) -> bool:
+    """Defer-all-but-most-urgent: every open untouched task but the single most urgent one."""
+    slots = open_slots(obs)
+    if not _untouched(task_rows(obs)[slot]) or len(slots) < 2:
+        return False
+    return slot != max(slots, key=lambda s: (urgency(obs, s), -s))
+
+
+def started_once(obs: dict[str, np.ndarray], slot: int) -> bool:
+    """Start-everything-then-defer: once a task's work has run, postpone the rest of it (and its
+    delivery) once."""
+    row = task_rows(obs)[slot]
+    return bool(row[F["work_done"]] and not row[F["deferred"]] and not row[F["presented"]])
+
+
+def needs_compute(obs: dict[str, np.ndarray], slot: int) -> bool:
+    """Allocate-all-compute: every task whose work needs a resource."""
+    return bool(task_rows(obs)[slot, F["needs_resource"]])
+
+
+def compute_busy(obs: dict[str, np.ndarray], slot: int) -> bool:
+    """Allocate-when-busy: a task whose resource the user is using now."""
+    row = task_rows(obs)[slot]
+    return bool(row[F["needs_resource"]] and row[F["resource_busy_now"]])
+
+
+def either(*rules: Callable) -> Callable:
+    return lambda obs, slot: any(r(obs, slot) for r in rules)
+
+
+# name → (hold rule, allocate rule)
+FAMILIES: dict[str, tuple[Callable | None, Callable | None]] = {
+    **{f"defer-until-urgent-{t}": (below(t), None) for t in (0.5, 0.64, 0.8, 0.9)},
+    **{f"hold-while-more-urgent-{g}": (outranked(g), None) for g in (0.05, 0.15, 0.3)},
+    **{f"hold-while-more-urgent-{g}+allocate-when-busy": (outranked(g), compute_busy) for g in (0.05, 0.15, 0.3)},
+    "defer-all-but-most-urgent": (not_most_urgent, None),
+    "allocate-all-compute": (None, needs_compute),
+    "allocate-when-busy": (None, compute_busy),
+    "start-everything-then-defer": (started_once, None),
+    "defer-until-urgent-0.64+allocate-when-busy": (below(0.64), compute_busy),
+    "defer-all-but-most-urgent+allocate-all-compute": (not_most_urgent, needs_compute),
+    "start-everything-then-defer+allocate-when-busy": (started_once, compute_busy),
+}
+
+
+def structured(name: str) -> Callable[[], TimingRule]:
+    hold, allocate = FAMILIES[name]
+    return lambda: TimingRule(name, hold, allocate)
+
+
+class TextTimingRule(TextScriptedAgent):
+    """A timing rule's decisions on the text face; with ``at`` (a daily time, minutes), every
+    postponement goes to the next such clock time at least an hour ahead (postpone-to-fixed-time)."""
+
+    def __init__(self, inner: TimingRule, at: int | None = None):
+        super().__init__(inner)
+        self.at = at
+        self.name = f"text-{inner.name}" + (f"@{format_at(at)[-5:]}" if at is not None else "")
+
+    def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
+        if verb is not Verb.DEFER or self.at is None:
+            return super()._calls(verb, t)
+        w = self.world
+        until = (w.now + 60) // MINUTES_PER_DAY * MINUTES_PER_DAY + self.at
+        until += MINUTES_PER_DAY if until < w.now + 60 else 0
+        until = min(until, w.scenario.end_minute - 1)
+        return [{"tool": "defer_task", "arguments": {"what": t.spec.title, "until": format_at(until),
+                                                      "about": t.spec.id, "plan": f"Pick up '{t.spec.title}' then."}}]
+
+
+POSTPONE_TIMES = {"09:00": 9 * 60, "14:00": 14 * 60, "20:00": 20 * 60}
+TEXT_FAMILIES = ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15", "hold-while-more-urgent-0.15+allocate-when-busy",
+                 "defer-all-but-most-urgent", "allocate-all-compute", "allocate-when-busy", "start-everything-then-defer")
+
+
+def text(name: str, at: str | None = None) -> Callable[[], TextTimingRule]:
+    return lambda: TextTimingRule(structured(name)(), POSTPONE_TIMES[at] if at else None)
+
+
+TIMING_ADVERSARIES: dict[str, Callable[[], Any]] = {
+    **{name: structured(name) for name in FAMILIES},
+    **{f"text-{name}": text(name) for name in TEXT_FAMILIES},
+    **{f"text-{name}@{at}": text(name, at) for name in ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15",
+                                                          "defer-all-but-most-urgent", "start-everything-then-defer")
+       for at in POSTPONE_TIMES},
+}
+STRUCTURED_NAMES = tuple(FAMILIES)
+TEXT_NAMES = tuple(n for n in TIMING_ADVERSARIES if n.startswith("text-"))

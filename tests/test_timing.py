@@ -1,0 +1,189 @@
+"""'Later' is a decision about a clash the agent could see (issue 19 items 1–3, issue 20 item 2).
+
+A postponement counts only when made inside the window with both matters known; an allocation
+only where the run would otherwise overlap the user's use or the urgent work's compute; one that
+resolves no clash is needless and counts as a decision lost; every scenario has decoy pairs; the
+demand that defines each decision is on record before its window opens (the validator)."""
+
+from __future__ import annotations
+
+import pytest
+
+from proactive_env.baselines import OracleAgent
+from proactive_env.evaluate import play
+from proactive_env.sim import Verb
+from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names
+from proactive_env.spec.loader import scenario_dir
+
+import yaml
+
+SCENARIOS = shipped_names()
+
+
+class _OracleWith(OracleAgent):
+    """The oracle, with one (verb, task) of the test's choosing taken once, when ``when`` holds."""
+
+    def __init__(self, when, verb: Verb):
+        self.when, self.verb, self.done = when, verb, set()
+
+    def decide(self):
+        w = self.world
+        for t in w.tasks:
+            if t.active and not t.closed and t.spec.id not in self.done and self.when(w, t) and w.valid_verbs(t)[self.verb]:
+                self.done.add(t.spec.id)
+                return self.verb, t
+        return super().decide()
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_scenario_has_decoy_pairs(name):
+    s = load_scenario(name)
+    assert len(s.decoys) >= 1
+    decision_tasks = {t for d in s.ta_decisions for t in (d.urgent, d.competing)}
+    for pair in s.decoys:
+        assert len(set(pair.tasks)) == 2 and pair.rationale
+
+
+def test_decoy_count_across_the_suite():
+    counts = {n: len(load_scenario(n).decoys) for n in SCENARIOS}
+    assert sum(counts.values()) >= 2 * len(SCENARIOS) - 1, counts
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_postponing_either_side_of_a_decoy_fails_it_and_costs_a_decision(name):
+    s = load_scenario(name)
+    for pair in s.decoys:
+        for side in pair.tasks:
+            agent = _OracleWith(lambda w, t, p=pair, side=side: t.spec.id == side and p.start <= w.now < p.end, Verb.DEFER)
+            scores = play(agent, name, "planner", 0)["scores"]
+            if not agent.done:
+                continue  # (the seed's follow-ups left no step inside the pair's window)
+            assert pair.id in scores["decoys_failed"], (pair.id, side)
+            assert side in scores["needless_postponements"]
+            won = sum(d["now"] and d["later"] for d in scores["ta_decisions"])
+            assert scores["TA"] == pytest.approx(won / (len(scores["ta_decisions"]) + len(scores["needless_postponements"])))
+            assert scores["TA"] < 1.0
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_postponement_made_before_the_clash_existed_does_not_count(name):
+    """The competing task deferred as soon as it is open, before the window (and never again
+    inside it): no 'later' for that decision, and the postponement is needless."""
+    s = load_scenario(name)
+    early = {d.competing: d for d in s.ta_decisions}
+
+    def before_window(w, t):
+        d = early.get(t.spec.id)
+        return d is not None and w.now < d.start
+
+    class EarlyOnly(_OracleWith):
+        def holding(self, t):  # never defer it again inside the window
+            return False if t.spec.id in self.done else super().holding(t)
+
+    for persona in PERSONAS:
+        agent = EarlyOnly(before_window, Verb.DEFER)
+        scores = play(agent, name, persona, 0)["scores"]
+        for tid in agent.done:
+            d = early[tid]
+            label = next((x for x in scores["ta_decisions"] if x["id"] == d.id), None)
+            if label is not None:
+                assert not label["later"], (d.id, persona)
+            assert tid in scores["needless_postponements"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_allocating_work_that_competes_with_nothing_is_needless(name):
+    s = load_scenario(name)
+    in_decisions = {t for d in s.ta_decisions for t in (d.urgent, d.competing)}
+
+    def free_now(w, t):
+        return (t.spec.work.resource is not None and t.spec.id not in in_decisions and not t.started
+                and w.resource_free(t.spec.work.resource, w.now, w.now + w.remaining_minutes(t))
+                and (w.free_window(t) or (w.now, False))[0] > w.now)
+
+    agent = _OracleWith(free_now, Verb.ALLOCATE)
+    scores = play(agent, name, "operator", 0)["scores"]
+    for tid in agent.done:
+        assert tid in scores["needless_postponements"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_decision_with_nothing_to_postpone_does_not_count(name):
+    """Competing work finished, or not yet come up, when the urgent work was handled is no
+    failure (and no credit): the policy-follower, who works on everything at once, loses every
+    decision that counts, and each one left out had nothing to postpone."""
+    from proactive_env.baselines import make_agent
+
+    s = load_scenario(name)
+    for persona in PERSONAS:
+        run = play(make_agent("policy-follower"), name, persona, 0)
+        log, counted = run["log"], {d["id"]: d for d in run["scores"]["ta_decisions"]}
+        assert not any(d["now"] and d["later"] for d in counted.values())
+        active = {e["task"]: e["t"] for e in log if e["type"] == "task_active"}
+        for d in s.ta_decisions:
+            if d.id in counted or d.urgent not in active or d.competing not in active:
+                continue
+            handled = min((e["t"] for e in log if e.get("task") == d.urgent and e["type"] in ("work", "present", "execute")
+                           and d.start <= e["t"] < d.end), default=None)
+            assert handled is not None, (d.id, persona)
+            delivered = [e["t"] for e in log if e.get("task") == d.competing and e["type"] in ("present", "execute")]
+            assert active[d.competing] > handled or (delivered and delivered[0] <= handled), (d.id, persona)
+
+
+# ---------------------------------------------------------------------------- the validator
+def _raw(name: str) -> dict:
+    return yaml.safe_load((scenario_dir() / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+def _problem(raw: dict) -> str:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(raw, "test.yaml")
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_decision_is_shown_before_its_window_opens(name):
+    s = load_scenario(name)
+    for d in s.ta_decisions:
+        assert d.shown_by
+    raw = _raw(name)
+    late = raw["ta_decisions"][0]
+    raw["records"].append({"id": "late_notice", "kind": "note", "title": "Late", "text": "Too late.",
+                           "appears": late["end"]})
+    late["shown_by"] = ["late_notice"]
+    assert "expected 'late_notice' to be visible before the window opens" in _problem(raw)
+
+
+def test_the_briefing_states_the_cost_of_needless_postponements():
+    from proactive_env.envs.text import ProactivityTextEnv
+
+    briefing, _ = ProactivityTextEnv("monitor", "planner").reset(seed=0)
+    assert "competes with nothing costs like a lost decision" in " ".join(briefing.split())
+
+
+def test_a_decision_needs_the_record_that_shows_it():
+    raw = _raw("monitor")
+    del raw["ta_decisions"][0]["shown_by"]
+    assert "shown_by" in _problem(raw)
+    raw = _raw("monitor")
+    raw["ta_decisions"][0]["shown_by"] = ["no_such_record"]
+    assert "expected the id of one of the scenario's records, got 'no_such_record'" in _problem(raw)
+
+
+def test_an_urgent_task_with_a_later_chance_is_no_decision():
+    """The urgent task's deadline may lie after the window only where no later opportunity
+    exists before it: otherwise 'urgent' would just mean 'due first'."""
+    raw = _raw("monitor")
+    d = raw["ta_decisions"][0]
+    urgent = next(t for t in raw["tasks"] if t["id"] == d["urgent"])
+    urgent["deadline"] = "D9 20:00"
+    assert "expected the window to be the urgent task's chance" in _problem(raw)
+
+
+def test_a_decoy_must_not_clash():
+    raw = _raw("experiments")
+    pair = raw["decoys"][0]
+    d = raw["ta_decisions"][1]
+    pair["tasks"] = [pair["tasks"][0], d["competing"]]
+    pair["start"], pair["end"] = d["start"], d["end"]
+    assert "decoys[0]" in _problem(raw)
