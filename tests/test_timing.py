@@ -60,8 +60,9 @@ def test_postponing_either_side_of_a_decoy_fails_it_and_costs_a_decision(name):
                 continue  # (the seed's follow-ups left no step inside the pair's window)
             assert pair.id in scores["decoys_failed"], (pair.id, side)
             assert side in scores["needless_postponements"]
-            won = sum(d["now"] and d["later"] for d in scores["ta_decisions"])
-            assert scores["TA"] == pytest.approx(won / (len(scores["ta_decisions"]) + len(scores["needless_postponements"])))
+            won = sum(d["now"] and (d["later"] or d["nothing_to_postpone"]) for d in scores["ta_decisions"])
+            lost = len(scores["needless_postponements"])  # each a decision lost, over the fixed denominator
+            assert scores["TA"] == pytest.approx(max(0, won - lost) / len(scores["ta_decisions"]))
             assert scores["TA"] < 1.0
 
 
@@ -186,4 +187,4 @@ def test_a_decoy_must_not_clash():
     d = raw["ta_decisions"][1]
     pair["tasks"] = [pair["tasks"][0], d["competing"]]
     pair["start"], pair["end"] = d["start"], d["end"]
-    assert "decoys[0]" in _problem(raw)
+    assert f"decoys[{pair['id']}]" in _problem(raw)
