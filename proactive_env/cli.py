@@ -482,6 +482,7 @@ def _rescore(args) -> int:
         raise UsageError(str(exc)) from None
     from .scoring.llm_judge import JudgeError
 
+    from .scoring.metrics import Weights  # the benchmark's J (equal λ), whatever weights a run recorded
     from .scoring.rejudge import played_scenario
 
     records, per_judge, refused = [], {s.name: [] for s in sets}, 0
@@ -494,8 +495,9 @@ def _rescore(args) -> int:
                 trajectory = load_trajectory(path)
                 scenario = played_scenario(trajectory, trust_log=args.trust_log)
                 if len(sets) > 1:  # each judge alone, for the agreement table (its verdicts are cached)
-                    alone = [rejudge_with(trajectory, [s], trust_log=args.trust_log, scenario=scenario) for s in sets]
-                breakdown = rejudge_with(trajectory, sets, trust_log=args.trust_log, scenario=scenario)
+                    alone = [rejudge_with(trajectory, [s], trust_log=args.trust_log, scenario=scenario,
+                                          weights=Weights()) for s in sets]
+                breakdown = rejudge_with(trajectory, sets, trust_log=args.trust_log, scenario=scenario, weights=Weights())
             except ValueError as exc:
                 print(f"refused {path}: {str(exc).removeprefix(f'{path.name}: ')}", file=sys.stderr)
                 refused += 1

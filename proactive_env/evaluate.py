@@ -620,24 +620,36 @@ def write_results(out: Path, runs: list[_Run], records: dict[RunKey, dict], erro
 
 
 def _other_record(path: Path, configurations: dict[str, dict]) -> dict:
-    """The record of a trajectory of another configuration in the folder, re-scored; raises
-    ``TrajectoryError`` for a file the evaluator did not write or whose actions do not
-    reproduce its log."""
-    if path.is_symlink():
-        raise TrajectoryError(f"{path.name}: is a symlink (not followed)")
+    return verified_run(path, configurations)[0]
+
+
+def verified_run(path: Path, configurations: dict[str, dict] | None) -> tuple[dict, dict]:
+    """(the run record, the trajectory) of the file at ``path`` in an output folder, its scores
+    re-scored by replaying its actions. Raises ``TrajectoryError`` for a file the evaluator (or
+    the MCP server) did not write there: a symlink, not a trajectory, not in the folder of its
+    label or the file of its run, not on the evaluator's weights, not reproduced by its actions
+    and, where the folder has a manifest (``configurations``), not of a configuration in it."""
+    if path.is_symlink() or path.parent.is_symlink():
+        raise TrajectoryError(f"{path.name}: is or is under a symlink (not followed)")
     trajectory, digest = read_trajectory(path)
     config = trajectory.get("config") or {}
-    label = config.get("label")
-    if label not in configurations or _safe(label) != path.parent.name:
-        raise TrajectoryError(f"{path.name}: config.label: expected the label of a configuration in the manifest, "
-                              f"the one of its folder {path.parent.name!r}; got {str(label)[:60]!r}")
-    if config.get("id") != config_id(configurations[label]):
-        raise TrajectoryError(f"{path.name}: config.id: expected the id of {label}'s configuration in the manifest")
+    label = config.get("label") or trajectory["agent"]
+    if _safe(label) != path.parent.name:
+        raise TrajectoryError(f"{path.name}: config.label: expected the label of its folder {path.parent.name!r}, "
+                              f"got {str(label)[:60]!r}")
+    if configurations is not None:
+        if label not in configurations:
+            raise TrajectoryError(f"{path.name}: config.label: {str(label)[:60]!r} is no configuration in the manifest")
+        if config.get("id") != config_id(configurations[label]):
+            raise TrajectoryError(f"{path.name}: config.id: expected the id of {label}'s configuration in the manifest")
+    if trajectory["seed"] is None:
+        raise TrajectoryError(f"{path.name}: seed: expected the run's seed")
     key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
-    _check_run(trajectory, key, label)
     if path.name != key.file:
         raise TrajectoryError(f"{path.name}: expected the file of the run it holds, {key.file}")
-    return run_record(key, {"scores": rescore_cached(trajectory, digest, path.name)}, label)
+    if trajectory["weights"] != Weights().as_dict():
+        raise TrajectoryError(f"{path.name}: weights: expected the evaluator's {Weights().as_dict()}")
+    return run_record(key, {"scores": rescore_cached(trajectory, digest, path.name)}, label), trajectory
 
 
 def _run_all(runs: list[_Run], work: Callable[[_Run], object], saved: Callable[[_Run, object], None],

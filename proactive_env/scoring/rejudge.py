@@ -139,11 +139,11 @@ def parse_judge(spec: str, cache_dir: Path | None = None, **config) -> JudgeSet:
 
 
 def rejudge_with(trajectory: dict, sets: Sequence[JudgeSet], base: Scenario | None = None,
-                 trust_log: bool = False, scenario: Scenario | None = None) -> dict:
+                 trust_log: bool = False, scenario: Scenario | None = None, weights: Weights | None = None) -> dict:
     """The breakdown of a saved run with the judge sets combined (see ``rejudge``)."""
     scenario = scenario or played_scenario(trajectory, base, trust_log)
     return rejudge(trajectory, base, [s.task(scenario) for s in sets], [s.ta for s in sets],
-                   [s.trust for s in sets], trust_log=trust_log, scenario=scenario)
+                   [s.trust for s in sets], weights, trust_log=trust_log, scenario=scenario)
 
 
 # ---------------------------------------------------------------------------------- agreement

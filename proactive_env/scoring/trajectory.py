@@ -141,7 +141,8 @@ def check_fields(t: dict) -> None:
                 t["scenario_content"])
     _expect(t.get("persona") in PERSONAS, "persona", f"one of {list(PERSONAS)}", t.get("persona"))
     seed = t.get("seed")
-    _expect(seed is None or (_is_int(seed) and seed >= 0), "seed", "a non-negative integer or null", seed)
+    _expect("seed" in t and (seed is None or (_is_int(seed) and seed >= 0)), "seed", "a non-negative integer or null",
+            seed)
     _expect(t.get("face") in ("structured", "text"), "face", "'structured' or 'text'", t.get("face"))
     _expect(isinstance(t.get("variant"), dict), "variant", "the seed's variant (an object)", t.get("variant"))
     weights = t.get("weights")
@@ -171,6 +172,7 @@ def base_scenario(trajectory: dict, base: Scenario | None = None) -> Scenario:
     if given (its text must have that hash), else the text the trajectory carries, else the
     shipped scenario of that name if its text has that hash. Anything else is refused: a
     trajectory never names a file to open, and is never scored on a file it was not played on."""
+    check_fields(trajectory)  # a trajectory built in memory is checked as a loaded one is
     want = trajectory["scenario_sha256"]
     if base is not None:
         have = (content_of(base) or _content_in_memory(base)).sha256
@@ -242,18 +244,15 @@ def _replay_env(base: Scenario, trajectory: dict):
                           f"({trajectory['persona']}); the recorded one is not")
 
 
-def _first_difference(recorded: list, replayed: list, what: str) -> str:
-    for i, (a, b) in enumerate(zip(recorded, replayed)):
-        if a != b:
-            return f"{what}[{i}]: recorded {_short(a)}, the replay gives {_short(b)}"
-    return (f"{what}: {len(recorded)} recorded, the replay gives {len(replayed)}"
-            + (f" (first missing: {_short(replayed[len(recorded)])})" if len(replayed) > len(recorded) else ""))
-
-
 def replay(trajectory: dict, base: Scenario | None = None) -> Scenario:
     """Play the recorded actions again from the seed on the recorded scenario; returns the
     scenario the run played (variant applied). Raises ``TrajectoryError`` naming the first action
     or log entry that the replay does not reproduce."""
+    return _replay(trajectory, base)[0]
+
+
+def _replay(trajectory: dict, base: Scenario | None = None) -> tuple[Scenario, dict]:
+    """``replay``, and the breakdown the replayed env's own scorer gives (the live scores)."""
     from ..envs.registration import MAX_EPISODE_STEPS
 
     scenario = base_scenario(trajectory, base)
@@ -261,27 +260,43 @@ def replay(trajectory: dict, base: Scenario | None = None) -> Scenario:
     if len(actions) > MAX_EPISODE_STEPS:
         raise TrajectoryError(f"actions: expected at most {MAX_EPISODE_STEPS} (an episode's step limit), "
                               f"got {len(actions)}")
+    text = trajectory["face"] == "text"
+    log = trajectory["log"]
+    if text and "rephraser" in trajectory:  # reworded replies are the endpoint's: not replayed, never scored
+        log = [e for e in log if e.get("type") != "reply"]
     env = _replay_env(scenario, trajectory)
     try:
-        text = trajectory["face"] == "text"
         core = env.core if text else env
+        checked = _compare(log, core.world.log, 0)
         for i, action in enumerate(actions):
             if core.world.done:
                 raise TrajectoryError(f"actions[{i}]: the run had ended; expected no further action")
             env.step(_replayable(action, text, i))
+            if _normal(core._actions[-1]) != action:
+                raise TrajectoryError(f"actions[{i}]: recorded {_short(action)}, the env records "
+                                      f"{_short(_normal(core._actions[-1]))} for it{_REFUSED}")
             if text and _cut(action):
-                _keep_recorded_error(core.world.log, trajectory["log"])
-        log = trajectory["log"]
-        if text and "rephraser" in trajectory:  # reworded replies are the endpoint's: not replayed, never scored
-            log = [e for e in log if e.get("type") != "reply"]
-        for what, recorded, replayed in (("actions", actions, core._actions), ("log", log, core.world.log)):
-            replayed = _normal(replayed)
-            if recorded != replayed:
-                raise TrajectoryError(f"{_first_difference(recorded, replayed, what)}; a log that its actions do "
-                                      "not reproduce is refused (--trust-log scores it as recorded)")
-        return core.scenario
+                _keep_recorded_error(core.world.log, log)
+            checked = _compare(log, core.world.log, checked)  # the first entry that differs, as soon as it does
+        if checked != len(log):
+            raise TrajectoryError(f"log: {len(log)} entries recorded, the actions give {checked}{_REFUSED}")
+        return core.scenario, core.scorer.breakdown()
     finally:
         env.close()
+
+
+_REFUSED = "; a log that its actions do not reproduce is refused (--trust-log scores it as recorded)"
+
+
+def _compare(recorded: list, replayed: list, start: int) -> int:
+    """Compare the replay's log entries from ``start`` with the recorded ones; returns how many
+    now agree."""
+    for i in range(start, len(replayed)):
+        entry = _normal(replayed[i])
+        if i >= len(recorded) or recorded[i] != entry:
+            got = _short(recorded[i]) if i < len(recorded) else "nothing"
+            raise TrajectoryError(f"log[{i}]: recorded {got}, the replay gives {_short(entry)}{_REFUSED}")
+    return len(replayed)
 
 
 def _cut(action) -> bool:
@@ -315,7 +330,11 @@ def rescore(trajectory: dict, judges: list[Judge] | None = None, weights: Weight
     """Scores of a saved run recomputed from its scenario and its log, once the recorded actions
     have been replayed from the seed and reproduce the log (``trust_log``: the log is scored as
     recorded, unchecked). Raises ``TrajectoryError`` for a trajectory that cannot be scored."""
-    scenario = scenario_of(trajectory, base) if trust_log else replay(trajectory, base)
+    if trust_log:
+        return score_checked(scenario_of(trajectory, base), trajectory, weights or weights_of(trajectory), judges)
+    scenario, live = _replay(trajectory, base)
+    if judges is None and (weights is None or weights == weights_of(trajectory)):
+        return live  # the replayed env's scorer read the same log: score_log would give the same
     return score_checked(scenario, trajectory, weights or weights_of(trajectory), judges)
 
 
