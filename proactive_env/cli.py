@@ -485,7 +485,7 @@ def _rescore(args) -> int:
     from .scoring.metrics import Weights  # the benchmark's J (equal λ), whatever weights a run recorded
     from .scoring.rejudge import played_scenario
 
-    records, per_judge, refused = [], {s.name: [] for s in sets}, 0
+    records, per_judge, refused = [], {s.name: [] for s in sets}, []
     if args.trust_log:
         print("--trust-log: the logs are scored as recorded, their actions not replayed (a forged log is not "
               "detected)", file=sys.stderr)
@@ -499,8 +499,7 @@ def _rescore(args) -> int:
                                           weights=Weights()) for s in sets]
                 breakdown = rejudge_with(trajectory, sets, trust_log=args.trust_log, scenario=scenario, weights=Weights())
             except ValueError as exc:
-                print(f"refused {path}: {str(exc).removeprefix(f'{path.name}: ')}", file=sys.stderr)
-                refused += 1
+                refused.append(f"{path}: {str(exc).removeprefix(f'{path.name}: ')}")
                 continue
             if len(sets) > 1:
                 for judge_set, scores in zip(sets, alone):
@@ -511,8 +510,11 @@ def _rescore(args) -> int:
         print(f"error: {exc} (the verdicts obtained so far are cached: the same command resumes)", file=sys.stderr)
         return 1
     if not records:
-        print(f"error: {args.dir}: no trajectory could be rescored ({refused} refused)", file=sys.stderr)
+        more = f" (and {len(refused) - 1} more refused)" if len(refused) > 1 else ""
+        print(f"error: no trajectory under {args.dir} could be rescored: {refused[0]}{more}", file=sys.stderr)
         return 1
+    for line in refused:
+        print(f"refused {line}", file=sys.stderr)
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
         row["suite_version"] = SUITE_VERSION
@@ -524,7 +526,7 @@ def _rescore(args) -> int:
                   f"{r['mean_delta']:>8.3f}")
     print(f"rescored {len(records)} runs with {', '.join(s.name for s in sets)}"
           f"{' (logs trusted, not replayed)' if args.trust_log else ''}: {args.out}"
-          + (f"; {refused} files refused (named above)" if refused else ""))
+          + (f"; {len(refused)} files refused (named above)" if refused else ""))
     return 1 if refused else 0
 
 

@@ -56,7 +56,7 @@ from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
 from .scoring.metrics import Weights
-from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory, rescore_cached
+from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory, remember_live, rescore_cached
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 from .spec.files import FileKindError, read_regular
@@ -441,6 +441,8 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
                 made.add(path.parent)
             # Compact and without fsync: the C encoder, and a file torn by a power cut is set aside and played again.
             write_json_atomic(path, trajectory, durable=False, indent=None)
+            if status == "kept":
+                remember_live(trajectory)  # its live scores, under the file's digest: no replay on resume or report
             return status, trajectory
 
         def saved(run: _Run, result: tuple[str, dict]) -> None:

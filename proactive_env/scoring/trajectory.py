@@ -14,9 +14,11 @@ function of the (reproduced) log and the scenario alone, so they equal the live 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
+import os
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -366,6 +368,7 @@ def _bad_entry(scenario: Scenario, persona: str, log: list[dict]) -> int | None:
 
 _VERIFIED: OrderedDict[str, dict] = OrderedDict()
 _VERIFIED_MAX = 8192
+CACHED_METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")
 
 
 def read_trajectory(path: Path) -> tuple[dict, str]:
@@ -375,19 +378,72 @@ def read_trajectory(path: Path) -> tuple[dict, str]:
 
 
 def rescore_cached(trajectory: dict, digest: str, name: str = "trajectory") -> dict:
-    """``rescore(trajectory)``, replayed once per file content in a process (``digest``: the
-    SHA-256 of the file it was read from; a changed file is replayed again). Errors name ``name``."""
+    """The headline scores (``CACHED_METRICS``) of ``rescore(trajectory)``, replayed once per
+    file content: ``digest`` is the SHA-256 of the file it was read from, and the scores are kept
+    in this process and in the user's cache folder under that digest and the fingerprint of the
+    code that replays and scores (so a changed file, or changed code, is replayed again). Errors
+    name ``name``."""
     if digest in _VERIFIED:
         _VERIFIED.move_to_end(digest)
         return _VERIFIED[digest]
-    try:
-        scores = rescore(trajectory)
-    except TrajectoryError as exc:
-        raise TrajectoryError(f"{name}: {exc}") from None
+    scores = _cache_read(digest)
+    if scores is None:
+        try:
+            breakdown = rescore(trajectory)
+        except TrajectoryError as exc:
+            raise TrajectoryError(f"{name}: {exc}") from None
+        scores = {m: breakdown[m] for m in CACHED_METRICS}
+        _cache_write(digest, scores)
     _VERIFIED[digest] = scores
     if len(_VERIFIED) > _VERIFIED_MAX:
         _VERIFIED.popitem(last=False)
     return scores
+
+
+def remember_live(trajectory: dict) -> None:
+    """Remember the live scores of a trajectory just played, under the digest of the file
+    ``write_json_atomic(path, trajectory, indent=None)`` writes, as ``rescore_cached`` would
+    compute them by replaying it (rescore equals live): a report or a resume right after an
+    evaluation replays nothing. (Another encoding of the file is only a cache miss.)"""
+    digest = hashlib.sha256(json.dumps(trajectory, indent=None).encode("utf-8")).hexdigest()
+    scores = {m: trajectory["scores"][m] for m in CACHED_METRICS}
+    _VERIFIED[digest] = scores
+    _cache_write(digest, scores)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """SHA-256 of the source of every layer a replay runs (spec, sim, scoring, envs)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(p for layer in ("spec", "sim", "scoring", "envs") for p in (root / layer).rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _cache_path(digest: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "proactivity-gym" / "rescored" / _code_fingerprint()[:16] / f"{digest}.json"
+
+
+def _cache_read(digest: str) -> dict | None:
+    try:
+        data = json.loads(read_regular(_cache_path(digest), 4096))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(data, dict) and set(data) == set(CACHED_METRICS) and all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in data.values())
+    return data if ok else None
+
+
+def _cache_write(digest: str, scores: dict) -> None:
+    """Best effort: a read-only or full home is no error (the scores are recomputed next time)."""
+    path = _cache_path(digest)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, scores, durable=False, indent=None)
+    except (OSError, ValueError):
+        pass
 
 
 def rescore_file(path: Path) -> tuple[dict, dict]:
