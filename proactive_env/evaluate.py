@@ -54,12 +54,12 @@ import gymnasium as gym
 
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
-from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
+from .scoring import aggregate, results_document, write_json_atomic
 from .scoring.metrics import Weights
 from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory, remember_live, rescore_cached
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
-from .spec.files import FileKindError, read_regular
+from .spec.files import read_regular
 from .spec.loader import scenario_dir
 
 MANIFEST = "manifest.json"

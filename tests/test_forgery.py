@@ -29,7 +29,7 @@ from proactive_env.evaluate import EvalError, evaluate, play, plan
 from proactive_env.scoring import load_trajectory, rescore, write_json_atomic
 from proactive_env.scoring.metrics import Weights
 from proactive_env.scoring.trajectory import TrajectoryError
-from proactive_env.spec import PERSONAS, load_scenario, shipped_names
+from proactive_env.spec import PERSONAS, shipped_names
 from proactive_env.spec.loader import scenario_dir
 
 METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")
