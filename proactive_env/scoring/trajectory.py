@@ -229,8 +229,8 @@ def _replay_env(base: Scenario, trajectory: dict):
 
     seed = trajectory["seed"]
     if seed is None:
-        raise TrajectoryError("seed: the run was not seeded, so its actions cannot be replayed; expected a seeded "
-                              "run (or score its log as recorded with --trust-log)")
+        raise TrajectoryError("seed: expected the run's seed; an unseeded run can be neither replayed nor checked "
+                              "against the variant its seed draws")
     weights = {k.lower(): v for k, v in trajectory["weights"].items()}
     make = ProactivityTextEnv if trajectory["face"] == "text" else ProactivityEnv
     recorded = trajectory["variant"]
