@@ -1,4 +1,7 @@
-"""Fuzzing from outside, in the six areas of issue 11, and the table of what happened:
+"""Fuzzing from outside, in the six areas of issue 11 and two of issue 22 (tampered result files:
+every field of a trajectory mutated by type and value, scored by rescore, a resumed eval and
+report; planted symlinks and non-regular files at every path the evaluator writes or reads),
+and the table of what happened:
 
     area | tried | clear error | handled | traceback | hang | silently wrong | data loss
 
