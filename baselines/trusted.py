@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from proactive_env.spec.files import kind, read_regular
+from proactive_env.spec.files import kind, read_regular, write_atomic
 
 
 def registry_path() -> Path:
@@ -62,7 +62,7 @@ def _sha256(path: Path) -> str:
 
 def _known() -> dict[str, str]:
     try:
-        data = json.loads(registry_path().read_text(encoding="utf-8"))
+        data = json.loads(read_regular(registry_path(), 64 * 2**20).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -75,10 +75,8 @@ def remember(folder: Path) -> None:
     path = registry_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
+        write_atomic(path, json.dumps(known, indent=1))
+    except (OSError, ValueError):
         pass
 
 
