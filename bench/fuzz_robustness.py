@@ -1,4 +1,7 @@
-"""Fuzzing from outside, in the six areas of issue 11, and the table of what happened:
+"""Fuzzing from outside, in the six areas of issue 11 and two of issue 22 (tampered result files:
+every field of a trajectory mutated by type and value, scored by rescore, a resumed eval and
+report; planted symlinks and non-regular files at every path the evaluator writes or reads),
+and the table of what happened:
 
     area | tried | clear error | handled | traceback | hang | silently wrong | data loss
 
@@ -521,9 +524,180 @@ def security(rng: random.Random) -> None:
     probe("YAML python tag", yaml_tag)
 
 
+# ------------------------------------------------------------------ 7. tampered result files (issue 22)
+def _mutations(value) -> list:
+    out = [None, True, -1, 1e308, "x", [], {"a": 1}]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        out += [value + 1, -value]
+    elif isinstance(value, str):
+        out += [value + "x", ""]
+    return [m for m in out if m != value or type(m) is not type(value)]
+
+
+def _field_paths(t: dict, rng: random.Random) -> list[tuple]:
+    """Every top-level field, and every field of sampled log entries, actions, variant, weights."""
+    paths = [(k,) for k in t] + [("variant", k) for k in t["variant"]] + [("weights", k) for k in t["weights"]]
+    for i in rng.sample(range(len(t["log"])), min(10, len(t["log"]))):
+        paths += [("log", i)] + [("log", i, k) for k in t["log"][i]]
+    for i in rng.sample(range(len(t["actions"])), min(5, len(t["actions"]))):
+        paths.append(("actions", i))
+    return paths
+
+
+def _tampered(t: dict, path: tuple, value) -> dict:
+    t = copy.deepcopy(t)
+    node = t
+    for part in path[:-1]:
+        node = node[part]
+    if value is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return t
+
+
+_DELETE = object()
+_HEADLINE = ("TC", "TA", "TR_D", "TR_J", "J")
+
+
+def tampered_results(rng: random.Random) -> None:
+    """Every field of a trajectory mutated by type and value (and deleted), scored by ``rescore``
+    (replayed, and with the log trusted), by a resumed ``eval`` and by ``report``'s collection:
+    refused in one line or scored exactly as the untampered run; never a traceback, never
+    another score."""
+    from proactive_env.baselines import make_agent
+    from proactive_env.evaluate import evaluate, plan
+    from proactive_env.report.collect import collect
+    from proactive_env.scoring import rescore
+    from proactive_env.scoring.metrics import Weights
+
+    area = "tampered results"
+    for agent, face in (("random", "structured"), ("text-oracle", "text")):
+        out = TMP / f"tamper-{agent}"
+        keys = plan([agent], ["monitor"], ["planner"], range(2))
+        evaluate(keys, out, make_agent)
+        path = keys[0].path(out)
+        live = json.loads(path.read_text())
+        truth = {m: live["scores"][m] for m in _HEADLINE}
+        results = (out / "results.json").read_bytes()
+        for field in _field_paths(live, rng):
+            node = live
+            for part in field:
+                node = node[part]
+            for value in [*_mutations(node), _DELETE]:
+                tampered = _tampered(live, field, value)
+                case = f"{face}: {'.'.join(map(str, field))} = {str(value)[:30]!r}"
+                for trust_log in (False, True):
+                    try:
+                        with limit(60):
+                            scores = rescore(tampered, weights=Weights(), trust_log=trust_log)
+                        same = {m: scores[m] for m in _HEADLINE} == truth
+                        record(area, "handled" if same or trust_log else "silently wrong", f"rescore {case}")
+                    except Timeout:
+                        record(area, "hang", f"rescore {case}")
+                    except ValueError as exc:
+                        record(area, "clear error" if one_line(exc) else "traceback", f"rescore {case}")
+                    except Exception as exc:  # noqa: BLE001
+                        record(area, "traceback", f"rescore {case} (trust_log={trust_log}): {type(exc).__name__}")
+        for field in rng.sample(_field_paths(live, rng), 12):  # the folder readers: eval's resume and report
+            value = rng.choice([*_mutations(live[field[0]] if len(field) == 1 else 0), _DELETE])
+            path.write_text(json.dumps(_tampered(live, field, value)))
+            case = f"{face}: {'.'.join(map(str, field))} = {str(value)[:30]!r}"
+            try:
+                with limit(120):
+                    (out / "results.json").unlink()
+                    evaluate(keys, out, make_agent)
+                    runs, _ = collect([out], on_skip=lambda p, why: None)
+                ok = (out / "results.json").read_bytes() == results and all(
+                    {m: r.scores[m] for m in _HEADLINE} == truth for r in runs if r.seed == 0)
+                record(area, "handled" if ok else "silently wrong", f"eval resume + report, {case}")
+            except Timeout:
+                record(area, "hang", f"eval resume + report, {case}")
+            except Exception as exc:  # noqa: BLE001
+                record(area, "traceback", f"eval resume + report, {case}: {type(exc).__name__}: {str(exc)[:80]}")
+            path.write_text(json.dumps(live))
+
+
+# ------------------------------------------------------------------ 8. planted symlinks and non-regular files
+def _plant(kind: str, path: Path, outside: Path):
+    """Put a ``kind`` at ``path``: a symlink out of the folder, a FIFO, a directory or a socket."""
+    import shutil
+    import socket
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "symlink":
+        path.symlink_to(outside)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:  # bound at a short path (AF_UNIX paths are short), then moved into place
+        short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp")) / "s"
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(short))
+        os.replace(short, path)
+        return sock
+    return None
+
+
+def planted_files(rng: random.Random) -> None:
+    """At every path the evaluator writes or reads, a symlink out of the folder, a FIFO, a
+    directory and a socket: the evaluation refuses in one line or goes on, and nothing outside
+    the folder changes; the readers (validate, rescore, show) refuse non-regular files."""
+    import shutil
+
+    from proactive_env.baselines import make_agent
+    from proactive_env.evaluate import evaluate, plan
+
+    area = "planted files"
+    keys = plan(["noop"], ["monitor"], ["operator"], range(2))
+    clean = TMP / "planted-clean"
+    evaluate(keys, clean, make_agent)
+    where = ("trajectories", "errored", "trajectories/noop", "errored/noop", "manifest.json", "results.json", ".lock",
+             f"trajectories/noop/{keys[0].file}")
+    for place in where:
+        for kind in ("symlink", "fifo", "directory", "socket"):
+            out, outside = TMP / f"planted-{place.replace('/', '_')}-{kind}", TMP / f"outside-{place.replace('/', '_')}-{kind}"
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.copytree(clean, out)
+            outside.mkdir(exist_ok=True)
+            (outside / "precious").write_text("keep")
+            target = outside if place.count("/") < 2 and "." not in place else outside / "precious"
+            sock = _plant(kind, out / place, target)
+            case = f"{kind} at {place}"
+            try:
+                with limit(60):
+                    evaluate(keys, out, make_agent)
+                outcome = "handled"
+            except Timeout:
+                outcome = "hang"
+            except ValueError as exc:
+                outcome = "clear error" if one_line(exc) else "traceback"
+            except Exception as exc:  # noqa: BLE001
+                outcome, case = "traceback", f"{case}: {type(exc).__name__}: {str(exc)[:80]}"
+            if (outside / "precious").read_text() != "keep" or len(list(outside.iterdir())) != 1:
+                outcome = "data loss"
+            record(area, outcome, case)
+            if sock:
+                sock.close()
+    for kind in ("fifo", "directory", "socket"):
+        for command in (("validate", "{p}.yaml"), ("rescore", "{p}", "--out", str(TMP / "r.json")), ("show", "{p}.json")):
+            path = TMP / f"reader-{command[0]}-{kind}"
+            target = Path(command[1].format(p=path))
+            sock = _plant(kind, target if command[0] != "rescore" else target / "trajectories" / "x" / "t.json", TMP)
+            record(area, classify_cli(cli(*[c.format(p=path) for c in command], timeout=60), expect_ok=False),
+                   f"{command[0]} on a {kind}")
+            if sock:
+                sock.close()
+
+
 def main() -> None:
     rng = random.Random(11)
-    for area in (scenario_yaml, env_api, cli_misuse, endpoint, security, kills):
+    for area in (scenario_yaml, env_api, cli_misuse, endpoint, security, kills, tampered_results, planted_files):
         t = time.perf_counter()
         area(rng)
         print(f"{area.__name__}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)

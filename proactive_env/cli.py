@@ -470,6 +470,8 @@ def _add_rescore(sub) -> None:
     p.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed LLM request")
     p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
                    help="seconds before the first retry, doubling after each")
+    p.add_argument("--trust-log", action="store_true", help="score each log as recorded, without replaying its "
+                   "actions to check them (faster; a forged log is then not detected)")
     p.set_defaults(func=_rescore)
 
 
@@ -490,21 +492,39 @@ def _rescore(args) -> int:
         raise UsageError(str(exc)) from None
     from .scoring.llm_judge import JudgeError
 
-    records, per_judge = [], {s.name: [] for s in sets}
+    from .scoring.metrics import Weights  # the benchmark's J (equal λ), whatever weights a run recorded
+    from .scoring.rejudge import played_scenario
+
+    records, per_judge, refused = [], {s.name: [] for s in sets}, []
+    if args.trust_log:
+        print("--trust-log: the logs are scored as recorded, their actions not replayed (a forged log is not "
+              "detected)", file=sys.stderr)
     try:
         for path in paths:
-            trajectory = load_trajectory(path)
-            if len(sets) > 1:  # each judge alone, for the agreement table (its verdicts are cached)
-                for judge_set in sets:
-                    per_judge[judge_set.name].append(rejudge_with(trajectory, [judge_set]))
+            try:  # a file whose actions do not reproduce its log (or that is no trajectory) is named and skipped
+                trajectory = load_trajectory(path)
+                scenario = played_scenario(trajectory, trust_log=args.trust_log)
+                if len(sets) > 1:  # each judge alone, for the agreement table (its verdicts are cached)
+                    alone = [rejudge_with(trajectory, [s], trust_log=args.trust_log, scenario=scenario,
+                                          weights=Weights()) for s in sets]
+                breakdown = rejudge_with(trajectory, sets, trust_log=args.trust_log, scenario=scenario, weights=Weights())
+            except ValueError as exc:
+                refused.append(f"{path}: {str(exc).removeprefix(f'{path.name}: ')}")
+                continue
+            if len(sets) > 1:
+                for judge_set, scores in zip(sets, alone):
+                    per_judge[judge_set.name].append(scores)
             key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
-            records.append(run_record(key, {"scores": rejudge_with(trajectory, sets)}))
+            records.append(run_record(key, {"scores": breakdown}))
     except JudgeError as exc:
         print(f"error: {exc} (the verdicts obtained so far are cached: the same command resumes)", file=sys.stderr)
         return 1
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if not records:
+        more = f" (and {len(refused) - 1} more refused)" if len(refused) > 1 else ""
+        print(f"error: no trajectory under {args.dir} could be rescored: {refused[0]}{more}", file=sys.stderr)
         return 1
+    for line in refused:
+        print(f"refused {line}", file=sys.stderr)
     rows = aggregate(records, ("agent", "scenario", "persona"))
     for row in rows:
         row["suite_version"] = SUITE_VERSION
@@ -514,8 +534,10 @@ def _rescore(args) -> int:
         for r in agreement_table(per_judge):
             print(f"{r['a']:<24} {r['b']:<24} {r['metric']:<6} {r['n']:>4} {r['pearson']:>8.3f} {r['spearman']:>8.3f} "
                   f"{r['mean_delta']:>8.3f}")
-    print(f"rescored {len(records)} runs with {', '.join(s.name for s in sets)}: {args.out}")
-    return 0
+    print(f"rescored {len(records)} runs with {', '.join(s.name for s in sets)}"
+          f"{' (logs trusted, not replayed)' if args.trust_log else ''}: {args.out}"
+          + (f"; {len(refused)} files refused (named above)" if refused else ""))
+    return 1 if refused else 0
 
 
 # ---------------------------------------------------------------------------------- train

@@ -16,8 +16,14 @@ the same configuration; a restarted evaluation skips those and plays only what i
 evaluation whose configuration differs from the folder's is refused, with the differences,
 unless asked to add to it (``add=True``, ``--add``): its runs then go under ``<agent>@<id>``.
 ``results.json`` is rebuilt from every trajectory in the folder, once at the end (and every
-minute or so on long evaluations); nothing in the folder that the evaluator did not write is
-ever deleted (a damaged trajectory is moved aside, then played again).
+minute or so on long evaluations), from scores computed afresh: a finished run found on disk is
+re-scored by replaying its actions from its seed (``scoring.trajectory.rescore``), never by
+reading the scores stored in it. A file the evaluator did not write (not a trajectory, not under
+its configuration's label, not reproduced by its actions) is named and left out; nothing in the
+folder is ever deleted (a damaged or refused trajectory of a planned run is moved aside, then
+played again). The rows are aggregated in one canonical order (agent, scenario, persona,
+seed), so results.json is byte-identical whatever the concurrency or the interruptions.
+The evaluator follows no symlink inside its folder: one planted there is refused.
 
 An agent's bad output never ends an evaluation: the text face turns it into an error
 observation, and a fault in a run (a tool that failed inside the world, an exception while
@@ -35,7 +41,9 @@ import json
 import os
 import queue
 import re
+import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,10 +54,13 @@ import gymnasium as gym
 
 from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
-from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
+from .scoring import aggregate, results_document, write_json_atomic
+from .scoring.metrics import Weights
+from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory, remember_live, rescore_cached
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 from .spec.escape import slug
+from .spec.files import read_regular
 from .spec.loader import scenario_dir
 
 MANIFEST = "manifest.json"
@@ -237,15 +248,24 @@ class Manifest:
     def __init__(self, out: Path):
         self.path = out / MANIFEST
         self.data = {"format": MANIFEST_FORMAT, "configurations": {}, "commands": []}
-        if self.path.exists():
+        if os.path.lexists(self.path):
             try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                data = json.loads(read_regular(_no_link(self.path), 64 * 2**20).decode("utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 raise EvalError(f"{self.path}: expected the evaluator's manifest: {exc}; "
                                 "use another --out (nothing was changed)") from None
-            if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-                raise EvalError(f"{self.path}: format: expected {MANIFEST_FORMAT!r}; use another --out")
+            problem = _manifest_problem(data)
+            if problem:
+                raise EvalError(f"{self.path}: {problem}; use another --out (nothing was changed)")
             self.data = data
+
+    @classmethod
+    def read(cls, out: Path) -> Manifest | None:
+        """The folder's manifest, or None if it has none or one the evaluator did not write."""
+        try:
+            return cls(out)
+        except EvalError:
+            return None
 
     @property
     def configurations(self) -> dict[str, dict]:
@@ -280,6 +300,45 @@ class Manifest:
         write_json_atomic(self.path, self.data)
 
 
+def _manifest_problem(data) -> str | None:
+    """What is wrong with a manifest's shape (None: nothing), as ``field: expected …``."""
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return f"format: expected {MANIFEST_FORMAT!r}"
+    configurations, commands = data.get("configurations"), data.get("commands")
+    if not isinstance(configurations, dict):
+        return "configurations: expected an object of agent label → configuration"
+    if not isinstance(commands, list):
+        return "commands: expected a list of the commands that wrote to the folder"
+    for label, config in configurations.items():
+        if not isinstance(config, dict) or not isinstance(config.get("agent"), str):
+            return f"configurations.{label[:60]}: expected a configuration with its 'agent'"
+        scenarios = config.get("scenarios", {})
+        if not isinstance(scenarios, dict) or not all(isinstance(v, str) for v in scenarios.values()):
+            return f"configurations.{label[:60]}.scenarios: expected an object of scenario → sha256"
+        if not isinstance(config.get("suite_version", ""), str):
+            return f"configurations.{label[:60]}.suite_version: expected a string"
+    return None
+
+
+def _no_link(path: Path) -> Path:
+    """``path``, refused if it is a symlink: the evaluator writes and reads only inside --out."""
+    if path.is_symlink():
+        raise EvalError(f"{path}: is a symlink; the evaluator follows no link inside its output folder "
+                        "(one planted there could point anywhere); remove it or use another --out")
+    return path
+
+
+def _check_links(out: Path, labels: Iterable[str]) -> None:
+    """Refuse a symlink (or anything but a folder) where the evaluator makes its folders and
+    files (trajectories/, errored/, trajectories/<label>/, the manifest, results.json, .lock)."""
+    for name in (MANIFEST, "results.json", ".lock"):
+        _no_link(out / name)
+    for folder in ("trajectories", "errored"):
+        for path in (out / folder, *(out / folder / _safe(label) for label in labels)):
+            if _no_link(path).exists() and not path.is_dir():
+                raise EvalError(f"{path}: expected a folder of the evaluator's; use another --out")
+
+
 @contextlib.contextmanager
 def _locked(out: Path):
     """An exclusive lock on ``DIR/.lock`` for the evaluation's lifetime (released by the OS if the
@@ -289,7 +348,16 @@ def _locked(out: Path):
     except ImportError:  # not POSIX: no lock
         yield
         return
-    with open(out / ".lock", "a+") as fh:
+    # Opened without following a link, and only if a regular file: a planted link is never truncated.
+    try:
+        fd = os.open(_no_link(out / ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise EvalError(f"{out / '.lock'}: cannot open the evaluator's lock file ({exc.strerror or exc}); "
+                        "use another --out") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EvalError(f"{out / '.lock'}: expected the evaluator's lock file; use another --out")
+    with os.fdopen(fd, "r+") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -313,18 +381,19 @@ def _prepare(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / f".write-test-{os.getpid()}"
-        probe.write_text("")
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # never through a planted link
         probe.unlink()
     except OSError as exc:
         raise EvalError(f"--out {out}: cannot write there ({exc.strerror or exc}); expected a writable folder") from None
 
 
-def _set_aside(path: Path, why: str) -> None:
+def _set_aside(path: Path, why: str) -> Path:
     """Move a file the evaluator cannot use out of the way, never deleting it."""
     n = 0
-    while (aside := path.with_name(f"{path.name}.{why}{n or ''}")).exists():
+    while os.path.lexists(aside := path.with_name(f"{path.name}.{why}{n or ''}")):
         n += 1
-    os.replace(path, aside)
+    os.replace(path, aside)  # a symlink is moved as it is, never followed
+    return aside
 
 
 # ---------------------------------------------------------------------------------- evaluation
@@ -353,8 +422,10 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
     out = Path(out)
     _prepare(out)
     with _locked(out):
+        _check_links(out, ())
         manifest = Manifest(out)
         runs = _configure(keys, manifest, make_agent, text_options, add)
+        _check_links(out, {run.label for run in runs})
         manifest.save(command)
         records, errored = _finished(runs, out)
         for run in runs:
@@ -373,6 +444,8 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
                 made.add(path.parent)
             # Compact and without fsync: the C encoder, and a file torn by a power cut is set aside and played again.
             write_json_atomic(path, trajectory, durable=False, indent=None)
+            if status == "kept":
+                remember_live(trajectory)  # its live scores, under the file's digest: no replay on resume or report
             return status, trajectory
 
         def saved(run: _Run, result: tuple[str, dict]) -> None:
@@ -388,7 +461,7 @@ def evaluate(keys: list[RunKey], out: Path, make_agent: Callable[[str], object],
         try:
             _run_all(todo, play_and_save, saved, concurrency)
         finally:
-            write_results(out, runs, records, errored)
+            write_results(out, runs, records, errored, manifest)
         return [records[run.key] for run in runs if run.key in records]
 
 
@@ -405,8 +478,10 @@ def _configure(keys: list[RunKey], manifest: Manifest, make_agent, text_options,
 
 
 def _finished(runs: list[_Run], out: Path) -> tuple[dict[RunKey, dict], dict[RunKey, dict]]:
-    """Runs already kept (their records) and runs already marked errored. A trajectory made with
-    another configuration is refused; a damaged one is set aside and played again."""
+    """Runs already kept (their records, re-scored by replaying them) and runs already marked
+    errored. A trajectory made with another configuration is refused; a damaged one (not JSON),
+    or one that is not this run's or that its actions do not reproduce, is set aside (and said)
+    and played again."""
     records, errored = {}, {}
     present = {p for folder in ("trajectories", "errored") for p in (out / folder).glob("*/*.json")}  # one listing
     for run in runs:
@@ -415,17 +490,63 @@ def _finished(runs: list[_Run], out: Path) -> tuple[dict[RunKey, dict], dict[Run
             if path not in present:
                 continue
             try:
-                trajectory = load_trajectory(path)
-                made_with = trajectory.get("config", {}).get("id")
-                record = run_record(run.key, trajectory, run.label) if folder == "trajectories" else trajectory
-            except (ValueError, KeyError, TypeError, AttributeError):
+                if path.is_symlink():
+                    raise TrajectoryError(f"{path.name}: is a symlink; the evaluator follows no link in its folder")
+                if folder == "errored":
+                    trajectory = _load_errored(path)
+                else:
+                    trajectory, digest = read_trajectory(path)
+                made_with = (trajectory.get("config") or {}).get("id")
+                if made_with != run.config_id:
+                    raise EvalError(f"{path}: made with another configuration ({made_with or 'none recorded'}, "
+                                    f"this evaluation is {run.config_id}); use another --out")
+                if folder == "trajectories":
+                    _check_run(trajectory, run.key, run.label)
+                    trajectory = {"scores": rescore_cached(trajectory, digest, path.name)}
+            except UnreadableTrajectory:
                 _set_aside(path, "damaged")
                 continue
-            if made_with != run.config_id:
-                raise EvalError(f"{path}: made with another configuration ({made_with or 'none recorded'}, this "
-                                f"evaluation is {run.config_id}); use another --out")
-            found[run.key] = record
+            except TrajectoryError as exc:
+                aside = _set_aside(path, "refused")
+                _warn(f"{path.parent}/{exc}; moved to {aside.name}, the run is played again")
+                continue
+            found[run.key] = run_record(run.key, trajectory, run.label) if folder == "trajectories" else trajectory
     return records, errored
+
+
+def _check_run(trajectory: dict, key: RunKey, label: str) -> None:
+    """A trajectory found at a run's path is that run's, of this label, on the evaluator's weights."""
+    found = (trajectory["scenario"], trajectory["persona"], trajectory["seed"])
+    if found != (key.scenario, key.persona, key.seed):
+        raise TrajectoryError(f"{key.file}: holds the run {found}, expected {(key.scenario, key.persona, key.seed)}")
+    if (trajectory.get("config") or {}).get("label") != label:
+        raise TrajectoryError(f"{key.file}: config.label: expected {label!r}")
+    if trajectory["weights"] != Weights().as_dict():
+        raise TrajectoryError(f"{key.file}: weights: expected the evaluator's {Weights().as_dict()}")
+
+
+def _load_errored(path: Path) -> dict:
+    """A run marked errored: a JSON object with its ``error`` (it is counted, never scored)."""
+    try:
+        data = json.loads(read_regular(path, 256 * 2**20).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UnreadableTrajectory(f"{path.name}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("error"), str) or not all(
+            isinstance(data.get(k), str) for k in ("agent", "scenario", "persona")):
+        raise TrajectoryError(f"{path.name}: expected an errored run's record (agent, scenario, persona, error)")
+    if not isinstance(data.get("config") or {}, dict):
+        raise TrajectoryError(f"{path.name}: config: expected an object")
+    return data
+
+
+_warned: set[str] = set()
+
+
+def _warn(message: str) -> None:
+    """Say, once per process, what the evaluator refused or left out (it never stops for it)."""
+    if message not in _warned:
+        _warned.add(message)
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def _play_within_budget(run: _Run, make_agent, text_options, budget: FaultBudget, player=None) -> tuple[str, dict]:
@@ -467,42 +588,73 @@ class _Interim:
         self.cost = self.last - now
 
 
-def write_results(out: Path, runs: list[_Run], records: dict[RunKey, dict], errored: dict[RunKey, dict]) -> list[dict]:
+def write_results(out: Path, runs: list[_Run], records: dict[RunKey, dict], errored: dict[RunKey, dict],
+                  manifest: Manifest | None = None) -> list[dict]:
     """``results.json`` from every trajectory in the folder: this evaluation's records plus every
-    other configuration's trajectories on disk. A row whose group has errored runs (kept under
-    ``errored/``, out of the means) counts them in ``errored``."""
+    other configuration's trajectories on disk, each re-scored by replaying it. A file the
+    evaluator did not write is named (on stderr) and left out. A row whose group has errored
+    runs (kept under ``errored/``, out of the means) counts them in ``errored``. The records are
+    aggregated in one canonical order, so the file does not depend on the order runs finished."""
+    manifest = manifest or Manifest.read(out)
+    configurations = manifest.configurations if manifest else {}
     planned = {out / "trajectories" / _safe(r.label) / r.key.file for r in runs}
     everything = list(records.values())
-    labels = _labels(out)
     for path in sorted((out / "trajectories").glob("*/*.json")):
         if path in planned:
             continue
         try:
-            t = load_trajectory(path)
-            key = RunKey(t["agent"], t["scenario"], t["persona"], t["seed"])
-            everything.append(run_record(key, t, (t.get("config") or {}).get("label") or t["agent"]))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue  # not a trajectory of this evaluator: left alone
+            everything.append(_other_record(path, configurations))
+        except (TrajectoryError, EvalError) as exc:
+            _warn(f"left out of results.json: {path}: {str(exc).removeprefix(f'{path.name}: ')}")
+    everything.sort(key=lambda r: (r["agent"], r["scenario"], r["persona"], r["seed"]))
     rows = aggregate(everything, ("agent", "scenario", "persona"))
     counts: dict[tuple, int] = {}
-    for path in (out / "errored").glob("*/*.json"):
-        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
-            t = load_trajectory(path)
+    for path in sorted((out / "errored").glob("*/*.json")):
+        with contextlib.suppress(TrajectoryError):
+            t = _load_errored(path)
             label = (t.get("config") or {}).get("label") or t["agent"]
+            if path.is_symlink() or _safe(label) != path.parent.name or label not in configurations:
+                continue  # not the evaluator's
             counts[(label, t["scenario"], t["persona"])] = counts.get((label, t["scenario"], t["persona"]), 0) + 1
     for row in rows:
-        row["suite_version"] = labels.get(row["agent"], {}).get("suite_version", SUITE_VERSION)
+        row["suite_version"] = configurations.get(row["agent"], {}).get("suite_version", SUITE_VERSION)
         if counts.get((row["agent"], row["scenario"], row["persona"])):
             row["errored"] = counts[(row["agent"], row["scenario"], row["persona"])]
     write_json_atomic(out / "results.json", results_document(rows, SUITE_VERSION))
     return rows
 
 
-def _labels(out: Path) -> dict[str, dict]:
-    try:
-        return json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("configurations", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
+def _other_record(path: Path, configurations: dict[str, dict]) -> dict:
+    return verified_run(path, configurations)[0]
+
+
+def verified_run(path: Path, configurations: dict[str, dict] | None) -> tuple[dict, dict]:
+    """(the run record, the trajectory) of the file at ``path`` in an output folder, its scores
+    re-scored by replaying its actions. Raises ``TrajectoryError`` for a file the evaluator (or
+    the MCP server) did not write there: a symlink, not a trajectory, not in the folder of its
+    label or the file of its run, not on the evaluator's weights, not reproduced by its actions
+    and, where the folder has a manifest (``configurations``), not of a configuration in it."""
+    if path.is_symlink() or path.parent.is_symlink():
+        raise TrajectoryError(f"{path.name}: is or is under a symlink (not followed)")
+    trajectory, digest = read_trajectory(path)
+    config = trajectory.get("config") or {}
+    label = config.get("label") or trajectory["agent"]
+    if _safe(label) != path.parent.name:
+        raise TrajectoryError(f"{path.name}: config.label: expected the label of its folder {path.parent.name!r}, "
+                              f"got {str(label)[:60]!r}")
+    if configurations is not None:
+        if label not in configurations:
+            raise TrajectoryError(f"{path.name}: config.label: {str(label)[:60]!r} is no configuration in the manifest")
+        if config.get("id") != config_id(configurations[label]):
+            raise TrajectoryError(f"{path.name}: config.id: expected the id of {label}'s configuration in the manifest")
+    if trajectory["seed"] is None:
+        raise TrajectoryError(f"{path.name}: seed: expected the run's seed")
+    key = RunKey(trajectory["agent"], trajectory["scenario"], trajectory["persona"], trajectory["seed"])
+    if path.name != key.file:
+        raise TrajectoryError(f"{path.name}: expected the file of the run it holds, {key.file}")
+    if trajectory["weights"] != Weights().as_dict():
+        raise TrajectoryError(f"{path.name}: weights: expected the evaluator's {Weights().as_dict()}")
+    return run_record(key, {"scores": rescore_cached(trajectory, digest, path.name)}, label), trajectory
 
 
 def _run_all(runs: list[_Run], work: Callable[[_Run], object], saved: Callable[[_Run, object], None],

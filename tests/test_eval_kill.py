@@ -33,7 +33,7 @@ def run_of(request: dict) -> str:
     return f"monitor-{persona}-s{request['seed']}.json"
 
 
-@pytest.mark.parametrize("sig, concurrency", [(signal.SIGTERM, 1), (signal.SIGKILL, 2)])
+@pytest.mark.parametrize("sig, concurrency", [(signal.SIGTERM, 1), (signal.SIGKILL, 2), (signal.SIGINT, 2)])
 def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency):
     delay = {"s": 0.04}  # slow answers while the first eval runs, so it is killed mid-way
     out = tmp_path / "out"
@@ -46,7 +46,8 @@ def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency)
             time.sleep(0.02)
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=30)
-        assert proc.returncode == (128 + signal.SIGTERM if sig == signal.SIGTERM else -signal.SIGKILL), stderr
+        assert proc.returncode == {signal.SIGTERM: 128 + signal.SIGTERM, signal.SIGKILL: -signal.SIGKILL,
+                                   signal.SIGINT: 130}[sig], stderr
         if sig == signal.SIGTERM:
             assert "terminated; finished runs are kept" in stderr and "Traceback" not in stderr
         kept = {p.name: p.stat().st_mtime_ns for p in trajectories.glob("*.json")}
@@ -58,6 +59,9 @@ def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency)
                                timeout=120)
         assert again.returncode == 0, again.stderr
         replayed = {run_of(r) for r in server.requests[before:]}
+        whole = subprocess.run(eval_command(server.base_url, tmp_path / "whole", concurrency), capture_output=True,
+                               text=True, timeout=120)  # the same evaluation, never interrupted
+        assert whole.returncode == 0, whole.stderr
 
     files = sorted(p.name for p in trajectories.glob("*.json"))
     assert files == sorted(f"monitor-{p}-s{s}.json" for p in PERSONAS for s in (0, 1))
@@ -68,3 +72,4 @@ def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency)
         assert trajectory["llm_usage"]["calls"] == len(trajectory["actions"])
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert sorted(r["persona"] for r in rows) == sorted(PERSONAS) and all(r["runs"] == 2 for r in rows)
+    assert (out / "results.json").read_bytes() == (tmp_path / "whole" / "results.json").read_bytes()

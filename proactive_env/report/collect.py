@@ -1,14 +1,15 @@
-"""Finding the runs in eval output folders."""
+"""Finding the runs in eval output folders, each re-scored from its trajectory (never its stored scores)."""
 
 from __future__ import annotations
 
-import json
+import os
+import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..scoring.results import METRICS
-from ..scoring.trajectory import FORMAT
 
 
 @dataclass(frozen=True)
@@ -42,45 +43,51 @@ def eval_folders(dirs: list[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None  # a damaged file (e.g. a run killed while writing); eval re-runs it
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not all(m in data.get("scores", {})
-                                                                             for m in METRICS):
-        return None
-    return data
+def _warn(path: Path, why: str) -> None:
+    print(f"report: skipped {path}: {why}", file=sys.stderr)
 
 
-def collect(dirs: list[Path]) -> tuple[list[Run], list[Path]]:
-    """Every finished run in the folders (and the files skipped as unreadable). An agent name that
-    appears in several folders is labelled ``name [folder]`` in each, since its settings may
-    differ; the same run twice in one label counts once."""
+def collect(dirs: list[Path], on_skip: Callable[[Path, str], None] = _warn) -> tuple[list[Run], list[Path]]:
+    """Every finished run in the folders (and the files skipped). The scores are never read from
+    the files: each run is re-scored by replaying its actions (``evaluate.verified_run``), and a
+    file that is no trajectory the evaluator wrote there, or whose actions do not reproduce its
+    log, is skipped and named (``on_skip(path, why)``; default: a line on stderr). An agent name
+    that appears in several folders is labelled ``name [folder]`` in each, since its settings
+    may differ; the same run twice in one label counts once."""
+    from ..evaluate import EvalError, Manifest, verified_run  # the evaluator's own checks of its folder
+
     folders = eval_folders(dirs)
     raw, skipped = [], []
     for folder in folders:
-        for path in sorted((folder / "trajectories").rglob("*.json")):
-            data = _read(path)
-            if data is None:
+        manifest = Manifest.read(folder) if os.path.lexists(folder / "manifest.json") else None
+        if os.path.lexists(folder / "manifest.json") and manifest is None:
+            on_skip(folder / "manifest.json", "not the evaluator's manifest; the folder's runs are skipped")
+            skipped.append(folder / "manifest.json")
+            continue
+        configurations = manifest.configurations if manifest else None
+        for path in sorted((folder / "trajectories").glob("*/*.json")):
+            try:
+                record, _ = verified_run(path, configurations)
+            except (ValueError, EvalError) as exc:
+                on_skip(path, str(exc).removeprefix(f"{path.name}: "))
                 skipped.append(path)
             else:
-                raw.append((folder, path, data))
+                raw.append((folder, path, record))
     if not raw:
         raise ValueError(f"no finished runs under {', '.join(str(f) for f in folders)}")
     homes: dict[str, set[Path]] = defaultdict(set)
-    for folder, _, data in raw:
-        homes[data["agent"]].add(folder)
+    for folder, _, record in raw:
+        homes[record["agent"]].add(folder)
     names = _folder_names(folders)
     runs, seen = [], set()
-    for folder, path, data in raw:
-        label = data["agent"] if len(homes[data["agent"]]) == 1 else f"{data['agent']} [{names[folder]}]"
-        key = (label, data["scenario"], data["persona"], data["seed"])
+    for folder, path, record in raw:
+        label = record["agent"] if len(homes[record["agent"]]) == 1 else f"{record['agent']} [{names[folder]}]"
+        key = (label, record["scenario"], record["persona"], record["seed"])
         if key in seen:
             continue
         seen.add(key)
-        runs.append(Run(label, data["scenario"], data["persona"], int(data["seed"]),
-                        {m: float(data["scores"][m]) for m in METRICS}, path, folder))
+        runs.append(Run(label, record["scenario"], record["persona"], int(record["seed"]),
+                        {m: float(record["scores"][m]) for m in METRICS}, path, folder))
     return runs, skipped
 
 

@@ -4,10 +4,10 @@ from .compose import compose_artifact
 from .judge import DIAGNOSTICS, Judge, RubricJudge, TaskWork
 from .metrics import RunScorer, TaskScore, Weights, score_log, tr_j_estimate
 from .results import METRICS, UNITS, aggregate, load_results, results_document, stratified_bootstrap
-from .trajectory import load_trajectory, make_trajectory, rescore, scenario_of, write_json_atomic
+from .trajectory import TrajectoryError, load_trajectory, make_trajectory, rescore, scenario_of, write_json_atomic
 
 __all__ = [
     "DIAGNOSTICS", "METRICS", "UNITS", "Judge", "RubricJudge", "RunScorer", "TaskScore", "TaskWork", "Weights",
-    "aggregate", "compose_artifact", "load_results", "load_trajectory", "make_trajectory", "rescore",
+    "TrajectoryError", "aggregate", "compose_artifact", "load_results", "load_trajectory", "make_trajectory", "rescore",
     "results_document", "scenario_of", "score_log", "stratified_bootstrap", "tr_j_estimate", "write_json_atomic",
 ]

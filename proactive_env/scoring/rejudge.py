@@ -24,7 +24,7 @@ import numpy as np
 from ..spec import Scenario
 from .judge import Judge, RubricJudge
 from .metrics import Weights, score_log
-from .trajectory import scenario_of
+from .trajectory import replay, scenario_of, score_checked, weights_of
 
 AGREEMENT_METRICS = ("TC", "TA", "TR_J")
 
@@ -83,17 +83,27 @@ def combine_trust(ratings: Sequence[dict[str, float]]) -> dict[str, float]:
     return {task: float(np.mean([r[task] for r in ratings if task in r])) for task in tasks}
 
 
+def played_scenario(trajectory: dict, base: Scenario | None = None, trust_log: bool = False) -> Scenario:
+    """The scenario a saved run played, once its actions are replayed and reproduce its log
+    (``trust_log``: the log is taken as recorded)."""
+    return scenario_of(trajectory, base) if trust_log else replay(trajectory, base)
+
+
 def rejudge(trajectory: dict, base: Scenario | None = None, task_judges: list[Judge] | None = None,
             ta_judges: Sequence[TAJudge] = (), trust_judges: Sequence[TrustJudge] = (),
-            weights: Weights | None = None) -> dict:
+            weights: Weights | None = None, trust_log: bool = False, scenario: Scenario | None = None) -> dict:
     """The score breakdown of a saved run under the given judges, combined as the module says
-    (defaults: rubric judge, the scorer's TA rules, TR-J estimator; weights as recorded). ``base``:
-    the scenario file's model (default: the shipped one); the run's variant is applied to it."""
-    scenario = scenario_of(trajectory, base)
-    w = weights or Weights(**{k.lower(): v for k, v in trajectory["weights"].items()})
+    (defaults: rubric judge, the scorer's TA rules, TR-J estimator; weights as recorded). The
+    run's actions are replayed first and must reproduce its log (``trust_log``: skipped);
+    ``scenario``: the already checked ``played_scenario``. ``base``: the scenario file's model
+    (default: the one the trajectory records by hash); the run's variant is applied to it."""
+    scenario = scenario or played_scenario(trajectory, base, trust_log)
+    w = weights or weights_of(trajectory)
+    if trust_log:  # an unchecked log: one the scorer cannot read is a located error before any judge sees it
+        score_checked(scenario, trajectory, w)
     ta = combine_ta([j.judge_ta(scenario, trajectory) for j in ta_judges]) if ta_judges else None
     tr_j = combine_trust([j.rate(scenario, trajectory) for j in trust_judges]) if trust_judges else None
-    return score_log(scenario, trajectory["persona"], trajectory["log"], w, task_judges or [RubricJudge()], tr_j, ta)
+    return score_checked(scenario, trajectory, w, task_judges or [RubricJudge()], tr_j=tr_j, ta=ta)
 
 
 # ---------------------------------------------------------------------------------- judge sets
@@ -128,11 +138,12 @@ def parse_judge(spec: str, cache_dir: Path | None = None, **config) -> JudgeSet:
     return openai_set(base_url, model, **({"cache_dir": cache_dir} if cache_dir else {}), **config)
 
 
-def rejudge_with(trajectory: dict, sets: Sequence[JudgeSet], base: Scenario | None = None) -> dict:
-    """The breakdown of a saved run with the judge sets combined."""
-    scenario = scenario_of(trajectory, base)
+def rejudge_with(trajectory: dict, sets: Sequence[JudgeSet], base: Scenario | None = None,
+                 trust_log: bool = False, scenario: Scenario | None = None, weights: Weights | None = None) -> dict:
+    """The breakdown of a saved run with the judge sets combined (see ``rejudge``)."""
+    scenario = scenario or played_scenario(trajectory, base, trust_log)
     return rejudge(trajectory, base, [s.task(scenario) for s in sets], [s.ta for s in sets],
-                   [s.trust for s in sets])
+                   [s.trust for s in sets], weights, trust_log=trust_log, scenario=scenario)
 
 
 # ---------------------------------------------------------------------------------- agreement

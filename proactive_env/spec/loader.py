@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import codecs
 import functools
+import hashlib
 import json
 import math
 import re
 from importlib import resources
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from .files import FileKindError, read_regular
 from .models import Scenario
 from .validate import semantic_errors
 
@@ -311,20 +314,47 @@ def parse_yaml(text: str, name: str = "<scenario>"):
         loader.dispose()
 
 
+@dataclass(frozen=True)
+class ScenarioContent:
+    """The exact text a scenario was parsed from, and its SHA-256 (over the text as UTF-8):
+    what a trajectory records so that it is re-scored on the scenario it was played on."""
+
+    text: str
+    sha256: str
+    shipped: bool  # read from the package's own scenario folder
+
+
+def content_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_of(scenario: Scenario) -> ScenarioContent | None:
+    """The text ``scenario`` was loaded from (None for one built in memory)."""
+    return scenario.__dict__.get("_content")
+
+
+def parse_content(text: str, name: str, expected_name: str | None = None, shipped: bool = False) -> Scenario:
+    """A scenario from its YAML text (bounded as a file is), remembering the text (``content_of``)."""
+    scenario = parse_scenario(parse_yaml(text, name), name)
+    if expected_name is not None and scenario.name != expected_name:
+        raise ScenarioError(name, "name", f"expected the file's name, {expected_name!r}, got {scenario.name!r}")
+    # The model is frozen; the text rides along outside its fields (not compared, not dumped).
+    object.__setattr__(scenario, "_content", ScenarioContent(text, content_sha256(text), shipped))
+    return scenario
+
+
 def load_file(path: str | Path) -> Scenario:
     path = Path(path)
     name = path.name
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
+        raw = read_regular(path, MAX_FILE_BYTES)
+    except FileKindError as exc:  # a FIFO, device or directory (read without blocking), or too large
+        too_large = f"expected a scenario file of at most {MAX_FILE_BYTES // 2**20} MiB"
+        raise ScenarioError(name, "", too_large if "bytes" in str(exc) else str(exc).removeprefix(f"{path}: ")) from None
     except OSError as exc:
         raise ScenarioError(name, "", f"cannot read the file ({exc.strerror or exc})") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(name, "", f"expected a scenario file of at most {MAX_FILE_BYTES // 2**20} MiB")
-    scenario = parse_scenario(parse_yaml(_decode(raw, name), name), name)
-    if scenario.name != path.stem:
-        raise ScenarioError(name, "name", f"expected the file's name, {path.stem!r}, got {scenario.name!r}")
-    return scenario
+    shipped = path.parent.resolve() == scenario_dir().resolve()
+    return parse_content(_decode(raw, name), name, path.stem, shipped)
 
 
 def scenario_dir() -> Path:
@@ -342,7 +372,10 @@ def _load_shipped(name: str) -> Scenario:
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
-    """A shipped scenario by name (``"monitor"``) or any scenario file by path."""
+    """A shipped scenario by name (``"monitor"``) or any scenario file by path (a ``Scenario``
+    is returned as it is, so an env can be built on one)."""
+    if isinstance(name_or_path, Scenario):
+        return name_or_path
     text = str(name_or_path)
     if text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text:
         return load_file(text)
