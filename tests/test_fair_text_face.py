@@ -226,21 +226,28 @@ def test_a_short_phrase_naming_a_string_argument_matches_it():
     assert args_problem({"delivery": "standard"}, {"delivery": "express"}, []) is not None
 
 
-def test_an_approval_spent_on_wrong_arguments_can_be_asked_again_without_penalty():
-    """Approved, executed with wrong arguments (refused): asking again is what a careful
-    assistant does, so the user decides afresh and trust does not fall."""
-    from proactive_env.sim import PolicyState
-    from proactive_env.spec import Depth
-
-    scenario = load_scenario("monitor")
-    task = next(t for t in scenario.tasks if t.id == "t10_damage_claim")
-    policy = PolicyState({task.category: "approve"})
-    policy.answer(task.id, "approve")
-    assert policy.aligned(task, Depth.SUGGEST) == (False, False)  # asking again after a yes: under-intervention
-    policy.spend(task.id)
-    assert policy.aligned(task, Depth.SUGGEST) == (True, False)
-    policy.answer(task.id, "decline")
-    assert policy.aligned(task, Depth.SUGGEST) == (True, False)  # after a no the user still reviews it
+def test_a_refused_action_leaves_the_approval_in_force():
+    """Issue #20: conference_trip/reviewer/1001, submit_registration approved, refused for its
+    arguments (missing keys); the corrected retry then became an unauthorised execute (the
+    refusal had spent the approval) and trust fell 4.6 -> 2.39, though the briefing says an
+    approval holds until the action is done. Now the retry is carried out, and asking again is
+    still answered by the tool (already approved)."""
+    env = _env("experiments", "reviewer")
+    world = env.world
+    ablation = world.by_id["t06_ablation_queue"]
+    while not ablation.active:
+        _step(env, "wait")
+    args = ablation.spec.action.args
+    ask = {"message": "OK to queue Ingrid's ablation for tonight?", "actions": [{"tool": "launch_job", "args": args}]}
+    assert "[your request: approved]" in _step(env, "request_approval", **ask)
+    trust = world.trust.value
+    wrong = {k: v for k, v in args.items() if k != next(iter(args))}
+    assert _step(env, "launch_job", **wrong).startswith("Error: launch_job: refused — missing arguments")
+    assert world.policy.answers[ablation.spec.id] == "approve"
+    assert _step(env, "request_approval", **ask).startswith("Error: request_approval: not sent")
+    assert _step(env, "launch_job", **args).startswith("Done: launch_job")
+    assert ablation.executed and world.trust.value >= trust
+    assert not [e for e in world.log if e["type"] == "execute" and e.get("reason") == "unauthorised"]
 
 
 def test_without_about_a_call_lands_on_a_raised_matter_only_where_its_words_plainly_point():

@@ -187,9 +187,7 @@ class RunScorer:
         elif kind == "run_refused" and task is not None:  # a run the user decides, started without their OK
             task.interventions.append(False)
         elif kind == "execute" and task is not None:
-            self._execute(task, e)
-            if not e["ok"] and e.get("reason") != "unauthorised":
-                self.policy.spend(task.spec.id)
+            self._execute(task, e)  # one refused for its arguments leaves the approval in force
         elif kind == "defer" and task is not None:
             self._defer(task, e)
         elif kind == "intrusion":

@@ -700,8 +700,8 @@ class World:
         """Apply the task's action (with ``args``). Returns why it was refused, or None.
 
         An unauthorised execute is refused, counts as attempted, and makes the user take the
-        category's delegation back; one with missing or wrong arguments (``problem``) is refused
-        and unlocks nothing.
+        category's delegation back; one with missing or wrong arguments (``problem``) is refused,
+        unlocks nothing and leaves an approval given in force (it holds until the action is done).
         """
         spec = task.spec
         self.dirty.add(task.index)
@@ -715,9 +715,7 @@ class World:
             self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
             self._revoke(spec.action.tool)
             return reason
-        if reason is not None:  # wrong arguments: nothing happens, and an approval given is used up
-            self.policy.spend(spec.id)
-            task.approval = None if task.approval == "approve" else task.approval
+        if reason is not None:  # wrong arguments: nothing happens; an approval given still holds
             return reason
         task.executed = True
         self._reach(task, "executed")
