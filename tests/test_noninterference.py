@@ -117,3 +117,11 @@ def test_a_refused_reservation_names_no_action_and_files_no_matter():
         assert "no open work of that matter runs on laptop" in result
         assert not any(t.spec.action and t.spec.action.tool in result for t in world.tasks)
     assert world.matters == matters
+
+
+def test_a_look_up_by_free_words_returns_the_records_that_match_every_argument_best():
+    """Issue #20 (#20.5): lookup_timetable(from, to, date) returned the first three records, in id
+    order, that matched any one argument, instead of train_times."""
+    env = _env("conference_trip", "reviewer", 1001)
+    result = _step(env, "lookup_timetable", **{"from": "Boston South Station", "to": "Providence", "date": "2026-06-14"})
+    assert result.startswith("train_times: ")

@@ -126,6 +126,8 @@ def parse_when(scenario: Scenario, text: str) -> int:
     return days * 1440 + when.hour * 60 + when.minute
 
 
+_LOOKUP_WORD = re.compile(r"[a-z0-9]{3,}")  # the words a look-up by free text matches on
+LOOKUP_HITS = 3
 _TITLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{4,}")  # the title words that link a text to a task
 
 
@@ -478,12 +480,24 @@ class TextTools:
         if tool.lookup and values:
             hits = w.store.lookup(tool.lookup, values[0])
         else:
-            terms = [normalise(str(v)) for v in values]
-            hits = [w.store.view(r) for r in sorted(w.store.visible)
-                    if any(t and t in normalise(w.store.view(r).title + " " + w.store.view(r).text) for t in terms)][:3]
+            hits = self._best_matches(values)
         for view in hits:
             w.read(view.id, self._evidence_task(view.id, args.get("about")))
         return "\n\n".join(f"{v.id}: {v.render()}" for v in hits) or "No matching records."
+
+    def _best_matches(self, values: list) -> list:
+        """A look-up by free words: the visible records that match the most of the call's words
+        (every argument counts, not the first text hit in id order), at most ``LOOKUP_HITS``."""
+        w = self.world
+        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
+        scored = []
+        for rid in sorted(w.store.visible):
+            view = w.store.view(rid)
+            words = set(_LOOKUP_WORD.findall(normalise(f"{view.title} {view.text} {' '.join(map(str, view.fields.values()))}")))
+            if (score := len(terms & words)) > 0:
+                scored.append((score, view))
+        best = max((score for score, _ in scored), default=0)
+        return [view for score, view in scored if score == best][:LOOKUP_HITS]
 
     def _tool_list_matters(self, args: dict) -> str:
         w = self.world
