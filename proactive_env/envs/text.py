@@ -12,6 +12,7 @@ from gymnasium import spaces
 
 from ..scoring.client import redact_settings
 from ..sim import GENERIC_TOOLS, TextTools, ToolError, tool_schemas
+from ..spec.variant import RULE_WORDS, policy_text
 from .render import ansi_timeline
 from .rephrase import OpenAIRephraser
 from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
@@ -171,8 +172,6 @@ raised several), or reserve its compute for after the clash.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""
 
-_RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
-               "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
 
 
 class ProactivityTextEnv(gym.Env):
@@ -325,11 +324,11 @@ class ProactivityTextEnv(gym.Env):
         s, world = self.scenario, self.core.world
         persona = s.personas[self.core.persona]
         resources = "; ".join(f"{r.id} ({r.kind}: {r.name}, {r.capacity} job(s) at once)" for r in s.resources) or "none"
-        rules = "; ".join(f"{c} ({s.categories[c]}): {_RULE_WORDS[r]}" for c, r in world.policy.rules.items())
+        rules = "; ".join(f"{c} ({s.categories[c]}): {RULE_WORDS[r]}" for c, r in world.policy.rules.items())
         sleep = f"{s.user.sleep.start // 60:02d}:{s.user.sleep.start % 60:02d}–{s.user.sleep.end // 60:02d}:{s.user.sleep.end % 60:02d}"
         return (f"You are {s.user.name}'s proactive assistant ({s.title}, {s.days} days from "
                 f"{s.start_date:%A %d %B %Y}, {s.timezone}; times are written 'D1 09:00' for day 1).\n"
-                f"{s.user.name}'s policy for you: {persona.policy}\n"
+                f"{s.user.name}'s policy for you: {policy_text(s, self.core.persona, world.policy.rules)}\n"
                 f"The same policy per kind of matter: {rules}.\n"
                 f"{s.user.name} sleeps {sleep}. Shared compute: {resources}.\n"
                 f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).\n"
