@@ -240,7 +240,8 @@ class TextTools:
     def __init__(self, world: World):
         self.world = world
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
-        self._distinct: tuple[tuple[int, ...], dict] = ((), {})
+        self._distinct: tuple[tuple[int, int], dict] = ((-1, -1), {})
+        self._words: tuple[int, list] = (-1, [])
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -338,10 +339,10 @@ class TextTools:
         """Each task's own fact needles and title words among the tasks that have come up
         (recomputed when one comes up)."""
         w = self.world
-        up = (tuple(t.index for t in w.tasks if t.active), len(w.store.visible), sum(w.store.version.values()))
+        up = (len(w.came_up), w.store.changes)
         if self._distinct[0] != up:
             texts = [normalise(f"{v.title} {v.text}") for v in map(w.store.view, sorted(w.store.visible))]
-            self._distinct = (up, _distinctive([w.tasks[i].spec for i in up[0]],
+            self._distinct = (up, _distinctive([w.tasks[i].spec for i in w.came_up],
                                                lambda n: sum(n in t for t in texts) > COMMON_IN))
         return self._distinct[1]
 
@@ -490,12 +491,11 @@ class TextTools:
         (every argument counts, not the first text hit in id order), at most ``LOOKUP_HITS``."""
         w = self.world
         terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
-        scored = []
-        for rid in sorted(w.store.visible):
-            view = w.store.view(rid)
-            words = set(_LOOKUP_WORD.findall(normalise(f"{view.title} {view.text} {' '.join(map(str, view.fields.values()))}")))
-            if (score := len(terms & words)) > 0:
-                scored.append((score, view))
+        if self._words[0] != w.store.changes:  # each visible record's words, as they read now
+            views = [w.store.view(rid) for rid in sorted(w.store.visible)]
+            self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
+                f"{v.title} {v.text} {' '.join(map(str, v.fields.values()))}")))) for v in views])
+        scored = [(score, view) for view, words in self._words[1] if (score := len(terms & words)) > 0]
         best = max((score for score, _ in scored), default=0)
         return [view for score, view in scored if score == best][:LOOKUP_HITS]
 

@@ -113,6 +113,7 @@ class World:
     dirty: set[int] = field(default_factory=set)
     matters: dict[str, Matter] = field(default_factory=dict)
     reviewed_at: int = -1  # the minute a review line was last said
+    came_up: list[int] = field(default_factory=list)  # the tasks that have come up, in order
 
     def __post_init__(self) -> None:
         s = self.scenario
@@ -325,6 +326,7 @@ class World:
             self._record("task_inactive", task=task.spec.id)
             return False
         task.active = True
+        self.came_up.append(task.index)
         self.dirty.add(task.index)
         self._record("task_active", task=task.spec.id)
         if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
