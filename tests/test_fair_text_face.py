@@ -241,7 +241,7 @@ def test_a_refused_action_leaves_the_approval_in_force():
     ask = {"message": "OK to queue Ingrid's ablation for tonight?", "actions": [{"tool": "launch_job", "args": args}]}
     assert "[your request: approved]" in _step(env, "request_approval", **ask)
     trust = world.trust.value
-    wrong = {k: v for k, v in args.items() if k != next(iter(args))}
+    wrong = {k: v for k, v in args.items() if k != "node"}  # a required argument left out
     matter = world.matter_of(ablation).id
     assert _step(env, "launch_job", **wrong, about=matter).startswith("Error: launch_job: refused — missing arguments")
     assert world.policy.answers[ablation.spec.id] == "approve"

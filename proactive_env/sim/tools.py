@@ -94,15 +94,24 @@ def tool_schemas(scenario: Scenario) -> list[dict]:
     for tool in scenario.tools:
         if tool.name in GENERIC_TOOLS:
             continue
-        props = {}
-        for k, p in tool.params.items():
-            props[k] = {"type": p.type, "description": p.description}
-            if p.example is not None:
-                props[k]["examples"] = [p.example]
+        props = {k: _param_schema(p) for k, p in tool.params.items()}
         required = [k for k, p in tool.params.items() if p.required]
         props.update(_ABOUT)
         desc = f"{tool.description} [depth: {tool.depth}; {tool.touches}]"
         out.append(_function(tool.name, desc, props, required))
+    return out
+
+
+def _param_schema(p) -> dict:
+    """One declared argument as JSON Schema: type, description, example, enum, nested keys."""
+    out: dict[str, Any] = {"type": p.type, "description": p.description}
+    if p.example is not None:
+        out["examples"] = [p.example]
+    if p.enum is not None:
+        out["enum"] = list(p.enum)
+    if p.properties:
+        out["properties"] = {k: _param_schema(sub) for k, sub in p.properties.items()}
+        out["required"] = [k for k, sub in p.properties.items() if sub.required]
     return out
 
 
@@ -197,32 +206,57 @@ def _mentions(task, text: str) -> int:
     return sum(1 for n in _needles(task) if normalise(n) in lowered)
 
 
-def args_problem(expected: dict, given: dict, free_text: list[str]) -> str | None:
-    """Why a call's arguments would not do what the action needs (None: they would): every
-    argument of the intended action must be given, and, unless it is free text, equal in value."""
-    missing, wrong = _off(expected, given, free_text)
+def args_problem(expected: dict, given: dict, free_text: list[str], params: dict | None = None) -> str | None:
+    """Why a call's arguments would not do what the action needs (None: they would). With the
+    tool's declared ``params`` only what the schema declares counts: a required argument must be
+    given and an optional one is compared only if given; inside an object (a form's fields) every
+    declared key the action holds must be given (which apply depends on the form); nothing the
+    schema hides is ever demanded. Unless free text, a value must be equal in meaning. Without
+    ``params`` every expected argument is demanded."""
+    missing, wrong = _off(expected, given, free_text, params)
     if missing:
         return f"missing arguments: {', '.join(missing)}"
     if not wrong:
         return None
-    inside = [part for k in wrong for part in _inside(expected[k], given[k], k)]  # which keys inside, never values
+    inside = [part for k in wrong for part in _inside(expected[k], given[k], k, _sub(params, k))]  # keys, never values
     return f"arguments that do not match the matter: {', '.join(wrong)}" + (f" ({'; '.join(inside)})" if inside else "")
 
 
-def _inside(expected: Any, given: Any, path: str) -> list[str]:
+def _sub(params: dict | None, key: str) -> dict | None:
+    """The declared keys inside an object argument (None: not declared, everything counts)."""
+    if params is None or key not in params or not params[key].properties:
+        return None
+    return params[key].properties
+
+
+def _inside(expected: Any, given: Any, path: str, params: dict | None = None) -> list[str]:
     """Where inside a mapping argument the given value is off: keys missing or different."""
     if not (isinstance(expected, dict) and isinstance(given, dict)):
         return []
-    missing, wrong = _off(expected, given, [])
+    missing, wrong = _off(expected, given, [], params, top=False)
     return ([f"{path}.{k} missing" for k in missing] +
-            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}") or [f"{path}.{k} differs"])])
+            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}", _sub(params, k))
+                                              or [f"{path}.{k} differs"])])
 
 
-def _off(expected: dict, given: dict, free_text: list[str]) -> tuple[list[str], list[str]]:
-    """The expected arguments missing from ``given``, and those given with another value."""
-    missing = [k for k in expected if k not in given]
-    wrong = [k for k, v in expected.items() if k in given and k not in free_text and not same_value(v, given[k])]
+def _off(expected: dict, given: dict, free_text: list[str], params: dict | None = None,
+         top: bool = True) -> tuple[list[str], list[str]]:
+    """The expected arguments missing from ``given``, and those given with another value (with
+    declared ``params``: only declared ones; at the top an optional one is never missing)."""
+    if params is not None:
+        expected = {k: v for k, v in expected.items() if k in params}
+    missing = [k for k in expected if k not in given and (params is None or not top or params[k].required)]
+    wrong = [k for k, v in expected.items() if k in given and k not in free_text
+             and not _same_declared(v, given[k], _sub(params, k))]
     return missing, wrong
+
+
+def _same_declared(expected: Any, given: Any, params: dict | None) -> bool:
+    """Equal in meaning; inside an object with declared keys, on those keys alone."""
+    if params is not None and isinstance(expected, dict) and isinstance(given, dict):
+        missing, wrong = _off(expected, given, [], params, top=False)
+        return not missing and not wrong
+    return same_value(expected, given)
 
 
 def _required(args: dict, key: str) -> str:
@@ -709,7 +743,7 @@ class TextTools:
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
-        problem = args_problem(action.args, call_args, action.free_text)
+        problem = args_problem(action.args, call_args, action.free_text, w.tools[name].params)
         reason = w.execute(task, call_args, problem)
         if reason == "unauthorised":
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")

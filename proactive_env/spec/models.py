@@ -181,6 +181,9 @@ class ToolParam(Spec):
     description: str = ""
     required: bool = False
     example: Any = None
+    enum: list[Any] | None = Field(None, description="The values a categorical argument may take.")
+    properties: dict[str, ToolParam] = Field(default_factory=dict, description=(
+        "An object's declared keys: the only ones an action's reference may hold (and the scorer compare)."))
 
 
 class Tool(Spec):

@@ -23,7 +23,7 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
-              _drawn_rules_stated, _distractors_alone)
+              _drawn_rules_stated, _distractors_alone, _declared_arguments)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -401,3 +401,25 @@ def _distractors_alone(s: Scenario) -> Iterator[Problem]:
         for item in (*s.events, *s.records):
             if item.when is not None and item.when.task == task_id:
                 yield path, f"a task nothing waits for ({item.id} does)"
+
+
+# ------------------------------------------------------------------ declared arguments (issue #20.3)
+def _declared_arguments(s: Scenario) -> Iterator[Problem]:
+    """Every argument the scorer compares is declared by the tool's schema: each key of an
+    action's reference, and each key inside an object argument (the object declares its keys)."""
+    tools = {t.name: t for t in s.tools}
+    for i, task in enumerate(s.tasks):
+        if task.action is None or task.action.tool not in tools:
+            continue
+        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params)
+
+
+def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
+    for key, value in args.items():
+        if key not in params:
+            yield f"{path}.{key}", f"an argument the tool declares (it declares {sorted(params)})"
+        elif isinstance(value, dict):
+            if not params[key].properties:
+                yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
+            else:
+                yield from _declared(f"{path}.{key}", value, params[key].properties)
