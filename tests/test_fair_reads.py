@@ -54,3 +54,23 @@ def test_a_fact_written_after_reading_its_source_is_grounded_though_the_matter_w
         done = _step(env, "wait")[2]
     score = next(s for s in env.core.scorer.scores if s.task == "t01_setup")
     assert score.diagnostics["grounding"] == 1.0
+
+
+def test_a_look_up_after_the_agents_rebooking_shows_the_booking_as_it_now_stands():
+    """Issue #20 (#20.5): after a confirmed rebooking, check_booking still showed the old flight,
+    and a timed notice then said the seats the agent had taken were gone."""
+    from proactive_env.baselines import TextOracleAgent
+
+    env = ProactivityTextEnv("conference_trip", "operator")
+    obs, info = env.reset(seed=0)
+    world, agent = env.world, TextOracleAgent()
+    agent.reset(env, 0)
+    retime = world.by_id["t10_return_retime"]
+    while not retime.executed and not world.done:
+        obs, _, done, _, info = env.step(agent.act(obs, info))
+    assert retime.executed
+    while world.now < 3 * 1440 + 12 * 60 + 30:
+        obs, _, done, _, info = env.step(agent.act(obs, info))
+    booking = env.toolbox.call("check_booking", {"reference": "K7QX2P"})
+    assert "AB 7714" in booking.split("flight_confirmation:")[-1] and "changed" in booking
+    assert "no longer available" not in world.store.view("airline_retime").text

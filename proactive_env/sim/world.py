@@ -161,7 +161,10 @@ class World:
             else:
                 self.store.show(rec.id)
             for v, version in enumerate(rec.versions, start=1):
-                self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
+                if version.when is not None:  # it waits for what the agent (or the world) does
+                    self._wait(version.when, "version", i * 1000 + v)
+                else:
+                    self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
         for i, ev in enumerate(s.events):
             if ev.when is not None:
                 self._wait(ev.when, "event", i)
@@ -258,13 +261,22 @@ class World:
             return False
         index, version = divmod(-payload, 1000)
         rec = s.records[index]
+        if self._moot(rec.versions[version - 1].unless):
+            return False
         self.store.advance(rec.id, version)
         if rec.id in self.store.visible:
             self._record("record", id=rec.id, version=version)
         return False
 
+    def _moot(self, unless) -> bool:
+        """Has what a timed change waits to undo already happened (the agent's action made it moot)?"""
+        return unless is not None and (unless.task, unless.state) in self._reached
+
     def _on_event(self, index: int) -> bool:
         ev = self.scenario.events[index]
+        if self._moot(ev.unless):
+            self._record("event_moot", id=ev.id)
+            return False
         for rid in ev.reveals:
             if self.store.show(rid):
                 self._record("record", id=rid, version=self.store.version[rid])
@@ -369,6 +381,10 @@ class World:
             if kind == "record":
                 rec = self.scenario.records[index]
                 self._queue.push(max(rec.appears or 0, self.now + rec.when.after), Q.RECORD, index)
+            elif kind == "version":
+                record, v = divmod(index, 1000)
+                version = self.scenario.records[record].versions[v - 1]
+                self._queue.push(max(version.at, self.now + version.when.after), Q.RECORD, -index)
             else:
                 ev = self.scenario.events[index]
                 self._queue.push(max(ev.at, self.now + ev.when.after), Q.EVENT, index)

@@ -23,7 +23,7 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
-              _drawn_rules_stated, _distractors_alone, _declared_arguments)
+              _drawn_rules_stated, _distractors_alone, _declared_arguments, _conditions_on_tasks)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -423,3 +423,16 @@ def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
                 yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
             else:
                 yield from _declared(f"{path}.{key}", value, params[key].properties)
+
+
+# ------------------------------------------------------------------ a world that remembers (issue #20.5)
+def _conditions_on_tasks(s: Scenario) -> Iterator[Problem]:
+    """Versions that wait for what happened (``when``) and timed changes an action makes moot
+    (``unless``) name a task and a state it can reach."""
+    ids = {t.id for t in s.tasks}
+    conditions = [(f"records[{i}].versions[{v}].{name}", getattr(ver, name)) for i, rec in enumerate(s.records)
+                  for v, ver in enumerate(rec.versions) for name in ("when", "unless")]
+    conditions += [(f"events[{i}].unless", ev.unless) for i, ev in enumerate(s.events)]
+    for path, cond in conditions:
+        if cond is not None and cond.task not in ids:
+            yield f"{path}.task", f"a task id (no task {cond.task!r})"
