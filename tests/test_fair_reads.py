@@ -74,3 +74,17 @@ def test_a_look_up_after_the_agents_rebooking_shows_the_booking_as_it_now_stands
     booking = env.toolbox.call("check_booking", {"reference": "K7QX2P"})
     assert "AB 7714" in booking.split("flight_confirmation:")[-1] and "changed" in booking
     assert "no longer available" not in world.store.view("airline_retime").text
+
+
+def test_a_note_under_a_notice_that_brought_no_record_still_counts_for_what_it_concerns():
+    """Issue #20 (#20.5): a note under a delivery event without `reveals` counted for nothing
+    (it waited for a matter whose records included none)."""
+    from proactive_env.sim import TextTools
+
+    env = ProactivityTextEnv("monitor", "planner")
+    env.reset(seed=0)
+    world = env.world
+    tools: TextTools = env.toolbox
+    notice = world.raise_matter("Parcel update", [], records=())
+    tools.call("write_note", {"text": "x", "about": notice.id})
+    assert "records" not in tools.earlier[-1]

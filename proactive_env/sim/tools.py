@@ -557,8 +557,8 @@ class TextTools:
         follow-up, and waits for any matter it concerns."""
         named = self.matter(about)
         item = {"kind": kind, "text": text, "t": self.world.now, **extra}
-        if named is not None and not named.tasks:  # filed under a notice: only a matter about what it brought
-            item["records"] = named.records
+        if named is not None and not named.tasks and named.records:  # under a notice: a matter about what it brought
+            item["records"] = named.records  # (a notice that brought no record is about what its words say)
         elif named is not None:  # a follow-up to a finished matter: for a need that comes up within a day
             item["follow_up"] = True
         self.earlier.append(item)
