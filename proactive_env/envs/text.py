@@ -145,11 +145,11 @@ How this world works (general rules; the tools' replies never depend on what is 
 - Time moves only when you call wait, or by itself after {limit} calls at one moment, to the next moment that \
 needs you; each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
-concerns it (list_matters lists them). Work counts for the matter it is about, once: one note or message per \
-matter. For something you spot yourself, leave 'about' out: the call goes to what its words plainly concern \
+concerns it (list_matters lists them). A note or message counts for the matter it is about: write each about \
+one matter. For something you spot yourself, leave 'about' out: the call goes to what its words plainly concern \
 (the result says which matter), or waits and counts for the first matter it fits that comes up later (you are \
-told; a follow-up filed under a matter whose own work is over waits so for a day). A note or message that also covers a need you spotted counts for that too; a message counts only where \
-the policy wants one.
+told; a follow-up filed under a matter whose own work is over waits so for a day). A note or message that \
+also covers a need you spotted counts for that too; a message counts only where the policy wants one.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
 marked prepare); suggest tools show the user something and let them decide; execute tools change things \
 outside. Go exactly as deep as the policy says for the kind of matter: deeper oversteps, shallower leaves the \
