@@ -9,7 +9,7 @@ import pytest
 from runs import CASES, component_mean, mean, runs, suite_mean
 
 from proactive_env.baselines import ADVERSARIES, SCRIPTED
-from proactive_env.spec import PERSONAS
+from proactive_env.spec import PERSONAS, load_scenario
 
 ONE_SEED = (0,)
 TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early",
@@ -73,8 +73,19 @@ def test_claim_spam_breaks_constraints():
 def test_reading_everything_gains_nothing_over_its_non_reading_twin():
     for metric in ("TC", "J"):
         assert suite_mean("read-everything", metric, seeds=ONE_SEED) <= suite_mean("text-oracle", metric, seeds=ONE_SEED)
-    costs = [r["scores"]["privacy_cost"] for s, p in CASES for r in runs("read-everything", s, p, ONE_SEED)]
-    assert sum(c > 0 for c in costs) > len(costs) / 2  # where some record is needed by no task, reading it costs
+    # where some record there from the start is needed by nothing (no task's evidence, brought by
+    # no message or notification, not the user's calendar: issue #20.7), reading it costs
+    for s, p in CASES:
+        for r in runs("read-everything", s, p, ONE_SEED):
+            if _needed_by_nothing(load_scenario(s)):
+                assert r["scores"]["privacy_cost"] > 0, (s, p)
+
+
+def _needed_by_nothing(s) -> set[str]:
+    from proactive_env.spec.variant import _cited
+
+    needed = {r for t in s.tasks for r in _cited(t)} | {r for ev in s.events for r in ev.reveals}
+    return {r.id for r in s.records if r.id not in needed and not r.kind.startswith("calendar") and r.when is None}
 
 
 def test_empty_argument_executes_are_refused():

@@ -12,6 +12,7 @@ from gymnasium import spaces
 
 from ..scoring.client import redact_settings
 from ..sim import GENERIC_TOOLS, TextTools, ToolError, tool_schemas
+from ..spec.variant import RULE_WORDS, policy_text
 from .render import ansi_timeline
 from .rephrase import OpenAIRephraser
 from .structured import MAX_ACTIONS_PER_POINT, ProactivityEnv
@@ -140,51 +141,39 @@ def _json_type(value: Any) -> str:
 
 
 HOW_IT_WORKS = """\
-How this world works:
-- Time moves only when you call wait, or by itself after {limit} calls at one moment. It then jumps to the next \
-moment that needs you (a message or notification, a follow-up you set, work you launched finishing, the user's \
-reply, the daily review); each one says why you woke.
+How this world works (general rules; the tools' replies never depend on what is still to come):
+- Time moves only when you call wait, or by itself after {limit} calls at one moment, to the next moment that \
+needs you; each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
-concerns it (list_matters lists them). For something you take up on your own (a problem you spot in the \
-records), leave 'about' out: the call is linked by its words to what it concerns, which becomes a matter of \
-yours (the result gives its id); if that has not come up yet, a note, message or postponement waits and counts \
-once it does (you are told; a message counts as seen when you sent it); left out, words that plainly point at \
-a matter already listed file the call under it (the result says which). A note or message counts for the matter \
-it is about, so write one per matter; where one also covers, more closely, a need you spotted that no \
-message announced (now, or coming up within a day), it counts for that too (you are told). A follow-up filed \
-under a matter whose own work is over counts for the matter it concerns if that comes up within a day. An \
-earlier message counts for a matter only where a message is what the policy wants for it.
+concerns it (list_matters lists them). A note or message counts for the matter it is about: write each about \
+one matter. For something you spot yourself, leave 'about' out: the call goes to what its words plainly concern \
+(the result says which matter), or waits and counts for the first matter it fits that comes up later (you are \
+told; a follow-up filed under a matter whose own work is over waits so for a day). A note or message that \
+also covers a need you spotted counts for that too; a message counts only where the policy wants one.
 - Depth: prepare tools are private (reading, notes, follow-ups, defer_task, allocate_resource, domain tools \
-marked prepare); suggest tools show the user something and let them decide (message_user, request_approval, \
-domain tools marked suggest); execute tools change things outside. For each kind of matter go exactly as deep \
-as the policy says: deeper oversteps, shallower leaves the job to the user. A message reporting an action you \
-already carried out is not a suggestion. Noticing that nothing needs doing, and doing nothing, is sometimes right.
-- Approval: ask with request_approval about one matter, listing the exact actions (tool and arguments); carry \
-them out once the user approves that request (an approval holds until the action is done: asking again is \
-not needed). Execute unasked only where the policy says "just do it". A \
-request or an action goes to the matter whose work it is (the action it names). A request waits for that \
-matter if it has not come up yet; an action is refused until it has.
-- Work: a note on a matter is work on it. Each note launches one unit of its work (one at a time), which runs for a while \
-and tells you when it finishes, with how many units are done of how many. A result counts fully only once all \
-its units are done: work (notes) before you deliver. Work that needs compute runs only \
-where you reserve it with allocate_resource (the note says so): a later time must be free of the user's own use; \
-started now while they use it, your work slows them down. Where the policy keeps launching jobs on their \
-compute for their OK, reserving it is that launch: ask first (request_approval listing allocate_resource; the \
-note says when). The user judges what your notes and messages say, in your own words: pasting \
-records is not work.
-- Timing: when the user is busy with something urgent, work on the urgent matter now, and run no work on a \
-matter that competes with it for their time or their compute until that is over: postpone it with defer_task \
-(a concrete time after, before its deadline, when its compute, if it needs any, is free of the user's use: \
-the result warns you otherwise; you are woken then; 'what' names what you postpone, and where \
-one message raised several things, say which in 'what': only what is still due at the new time counts, and a \
-tie goes to the one due last) or reserve compute for it after the clash with \
-allocate_resource. A postponement counts once the clash is there (both matters open); postponing, or \
-reserving later compute for, work that competes with nothing costs like a lost decision.
+marked prepare); suggest tools show the user something and let them decide; execute tools change things \
+outside. Go exactly as deep as the policy says for the kind of matter: deeper oversteps, shallower leaves the \
+job to the user. A message reporting an action you already took is not a suggestion. Doing nothing is \
+sometimes right.
+- Approval: use request_approval about one matter, listing the exact actions (tool and arguments); once \
+approved, carry them out: an approval holds until the action is done, a refused try included. Execute unasked \
+only where the policy says "just do it". Without 'about', a request or action goes to the open matter whose \
+action it is with exactly those arguments; otherwise a request waits for a matter it fits and an action is \
+refused.
+- Work: each note on a matter launches one unit of its work (one at a time); you are told when it finishes and \
+how many units are done. A result counts fully only once all units are done: work before you deliver. Work that \
+needs compute runs only where you reserve it with allocate_resource, at a time free of the user's own use \
+(while they use it, your work slows them down); where the policy keeps such launches for their OK, ask first. \
+The user judges your notes and messages in your own words: pasting records is not work.
+- Timing: while the user is busy with something urgent, work on it now, and run nothing that competes with it \
+for their time or compute until it is over: postpone the rest with defer_task to a concrete time after it and \
+before its deadline and free of the user's use of its compute ('what' names which thing, where one message \
+raised several), or reserve its compute for after the clash. \
+A postponement counts once the clash is there (both matters open); postponing, or reserving later compute \
+for, work that competes with nothing costs like a lost decision.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""
 
-_RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
-               "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
 
 
 class ProactivityTextEnv(gym.Env):
@@ -337,11 +326,11 @@ class ProactivityTextEnv(gym.Env):
         s, world = self.scenario, self.core.world
         persona = s.personas[self.core.persona]
         resources = "; ".join(f"{r.id} ({r.kind}: {r.name}, {r.capacity} job(s) at once)" for r in s.resources) or "none"
-        rules = "; ".join(f"{c} ({s.categories[c]}): {_RULE_WORDS[r]}" for c, r in world.policy.rules.items())
+        rules = "; ".join(f"{c} ({s.categories[c]}): {RULE_WORDS[r]}" for c, r in world.policy.rules.items())
         sleep = f"{s.user.sleep.start // 60:02d}:{s.user.sleep.start % 60:02d}–{s.user.sleep.end // 60:02d}:{s.user.sleep.end % 60:02d}"
         return (f"You are {s.user.name}'s proactive assistant ({s.title}, {s.days} days from "
                 f"{s.start_date:%A %d %B %Y}, {s.timezone}; times are written 'D1 09:00' for day 1).\n"
-                f"{s.user.name}'s policy for you: {persona.policy}\n"
+                f"{s.user.name}'s policy for you: {policy_text(s, self.core.persona, world.policy.rules)}\n"
                 f"The same policy per kind of matter: {rules}.\n"
                 f"{s.user.name} sleeps {sleep}. Shared compute: {resources}.\n"
                 f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).\n"

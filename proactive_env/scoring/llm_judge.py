@@ -35,6 +35,7 @@ from typing import Annotated, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..spec import Scenario, Task, format_at
+from ..spec.variant import policy_text
 from .client import ChatClient, Endpoint, LLMEndpointError
 from .judge import DIAGNOSTICS, TaskWork
 from .trajectory import write_json_atomic
@@ -427,7 +428,7 @@ class LLMTrustJudge:
         for task_id, minute in last_seen_turns(trajectory).items():
             history = user_history(scenario, trajectory, minute)
             user = (f"## You\n{scenario.user.name}. Your stated policy for the assistant ({persona}):\n"
-                    f"{scenario.personas[persona].policy}\n\n## Scenario\n{scenario.title}: {scenario.description}\n\n"
+                    f"{policy_text(scenario, persona, trajectory.get('variant', {}).get('rules'))}\n\n## Scenario\n{scenario.title}: {scenario.description}\n\n"
                     f"## The task in question\n{tasks[task_id].title} (as of {format_at(minute)})\n\n"
                     f"## The interaction history you have seen\n{history or '(nothing yet)'}")
             ratings[task_id] = self.llm.verdict(self.rubric_version, rubric("trj-1"), user,

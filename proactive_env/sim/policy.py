@@ -29,11 +29,6 @@ class PolicyState:
         if verdict in ("approve", "decline"):
             self.answers[task_id] = verdict
 
-    def spend(self, task_id: str) -> None:
-        """An approved action refused for its arguments: the approval is used up (ask again)."""
-        if self.answers.get(task_id) == "approve":
-            del self.answers[task_id]
-
     def rule(self, task: Task) -> str:
         return self.rules[task.category]
 

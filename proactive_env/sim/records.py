@@ -25,12 +25,13 @@ class View:
 
 
 class RecordStore:
-    __slots__ = ("records", "version", "visible")
+    __slots__ = ("records", "version", "visible", "changes")
 
     def __init__(self, records: list[Record]) -> None:
         self.records = {r.id: r for r in records}
         self.version: dict[str, int] = {}  # record id → current version (0 = the base text)
         self.visible: set[str] = set()
+        self.changes = 0  # how many times a record appeared or changed (a cheap "anything new?")
 
     def show(self, record_id: str) -> bool:
         """Make a record visible; True if it was not."""
@@ -38,10 +39,12 @@ class RecordStore:
             return False
         self.visible.add(record_id)
         self.version.setdefault(record_id, 0)
+        self.changes += 1
         return True
 
     def advance(self, record_id: str, version: int) -> None:
         self.version[record_id] = max(self.version.get(record_id, 0), version)
+        self.changes += 1
 
     def view(self, record_id: str) -> View:
         r = self.records[record_id]

@@ -70,6 +70,8 @@ ALSO_FOR = 24 * 60  # a need covered in passing, or a follow-up to a finished ma
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
 _CODE = re.compile(r"[0-9_/.-]")
+COMMON_IN = 2  # a needle in more of the visible records than this is common: it points at no task
+RAISED_CLAIM = 2 * CLAIM_SCORE  # without 'about', a listed matter takes a call only where its words point twice over
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
 _TOUCHES = {"list_records": "read", "list_matters": "read", "read_record": "read", "write_note": "private work",
             "allocate_resource": "runs the work on the compute"}
@@ -92,15 +94,24 @@ def tool_schemas(scenario: Scenario) -> list[dict]:
     for tool in scenario.tools:
         if tool.name in GENERIC_TOOLS:
             continue
-        props = {}
-        for k, p in tool.params.items():
-            props[k] = {"type": p.type, "description": p.description}
-            if p.example is not None:
-                props[k]["examples"] = [p.example]
+        props = {k: _param_schema(p) for k, p in tool.params.items()}
         required = [k for k, p in tool.params.items() if p.required]
         props.update(_ABOUT)
         desc = f"{tool.description} [depth: {tool.depth}; {tool.touches}]"
         out.append(_function(tool.name, desc, props, required))
+    return out
+
+
+def _param_schema(p) -> dict:
+    """One declared argument as JSON Schema: type, description, example, enum, nested keys."""
+    out: dict[str, Any] = {"type": p.type, "description": p.description}
+    if p.example is not None:
+        out["examples"] = [p.example]
+    if p.enum is not None:
+        out["enum"] = list(p.enum)
+    if p.properties:
+        out["properties"] = {k: _param_schema(sub) for k, sub in p.properties.items()}
+        out["required"] = [k for k, sub in p.properties.items() if sub.required]
     return out
 
 
@@ -124,6 +135,8 @@ def parse_when(scenario: Scenario, text: str) -> int:
     return days * 1440 + when.hour * 60 + when.minute
 
 
+_LOOKUP_WORD = re.compile(r"[a-z0-9]{3,}")  # the words a look-up by free text matches on
+LOOKUP_HITS = 3
 _TITLE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]{4,}")  # the title words that link a text to a task
 
 
@@ -160,17 +173,20 @@ def _arg_needles(task) -> list[set[str]]:
     return out
 
 
-def _distinctive(scenario: Scenario) -> dict[str, tuple[list[set[str]], set[str]]]:
-    """Per task, the fact needles and title words no other task of the scenario shares: what
-    earlier words must mention to be claimed by it (a slot code two tasks' facts cite points at
-    neither)."""
-    needles = {t.id: _fact_needles(t) for t in scenario.tasks}
-    words = {t.id: _title_words(t) for t in scenario.tasks}
+def _distinctive(tasks: list, common=lambda needle: False) -> dict[str, tuple[list[set[str]], set[str]]]:
+    """Per task, the fact needles and title words no other of ``tasks`` shares: what earlier
+    words must mention to be claimed by it (a slot code two tasks' facts cite points at neither).
+    ``tasks`` are those that have come up: what is still hidden never changes how a call is
+    linked (non-interference). A needle ``common`` says is everywhere in what the agent can see
+    (a node, a slot code many records cite) points at no task either."""
+    needles = {t.id: _fact_needles(t) for t in tasks}
+    words = {t.id: _title_words(t) for t in tasks}
     out = {}
-    for t in scenario.tasks:
-        other_needles = {n for o in scenario.tasks if o.id != t.id for fact in needles[o.id] for n in fact}
-        other_words = {w for o in scenario.tasks if o.id != t.id for w in words[o.id]}
-        out[t.id] = ([fact - other_needles for fact in needles[t.id] if fact - other_needles], words[t.id] - other_words)
+    for t in tasks:
+        other_needles = {n for o in tasks if o.id != t.id for fact in needles[o.id] for n in fact}
+        other_words = {w for o in tasks if o.id != t.id for w in words[o.id]}
+        own = [{n for n in fact - other_needles if not common(n)} for fact in needles[t.id]]
+        out[t.id] = ([fact for fact in own if fact], words[t.id] - other_words)
     return out
 
 
@@ -190,32 +206,57 @@ def _mentions(task, text: str) -> int:
     return sum(1 for n in _needles(task) if normalise(n) in lowered)
 
 
-def args_problem(expected: dict, given: dict, free_text: list[str]) -> str | None:
-    """Why a call's arguments would not do what the action needs (None: they would): every
-    argument of the intended action must be given, and, unless it is free text, equal in value."""
-    missing, wrong = _off(expected, given, free_text)
+def args_problem(expected: dict, given: dict, free_text: list[str], params: dict | None = None) -> str | None:
+    """Why a call's arguments would not do what the action needs (None: they would). With the
+    tool's declared ``params`` only what the schema declares counts: a required argument must be
+    given and an optional one is compared only if given; inside an object (a form's fields) every
+    declared key the action holds must be given (which apply depends on the form); nothing the
+    schema hides is ever demanded. Unless free text, a value must be equal in meaning. Without
+    ``params`` every expected argument is demanded."""
+    missing, wrong = _off(expected, given, free_text, params)
     if missing:
         return f"missing arguments: {', '.join(missing)}"
     if not wrong:
         return None
-    inside = [part for k in wrong for part in _inside(expected[k], given[k], k)]  # which keys inside, never values
+    inside = [part for k in wrong for part in _inside(expected[k], given[k], k, _sub(params, k))]  # keys, never values
     return f"arguments that do not match the matter: {', '.join(wrong)}" + (f" ({'; '.join(inside)})" if inside else "")
 
 
-def _inside(expected: Any, given: Any, path: str) -> list[str]:
+def _sub(params: dict | None, key: str) -> dict | None:
+    """The declared keys inside an object argument (None: not declared, everything counts)."""
+    if params is None or key not in params or not params[key].properties:
+        return None
+    return params[key].properties
+
+
+def _inside(expected: Any, given: Any, path: str, params: dict | None = None) -> list[str]:
     """Where inside a mapping argument the given value is off: keys missing or different."""
     if not (isinstance(expected, dict) and isinstance(given, dict)):
         return []
-    missing, wrong = _off(expected, given, [])
+    missing, wrong = _off(expected, given, [], params, top=False)
     return ([f"{path}.{k} missing" for k in missing] +
-            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}") or [f"{path}.{k} differs"])])
+            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}", _sub(params, k))
+                                              or [f"{path}.{k} differs"])])
 
 
-def _off(expected: dict, given: dict, free_text: list[str]) -> tuple[list[str], list[str]]:
-    """The expected arguments missing from ``given``, and those given with another value."""
-    missing = [k for k in expected if k not in given]
-    wrong = [k for k, v in expected.items() if k in given and k not in free_text and not same_value(v, given[k])]
+def _off(expected: dict, given: dict, free_text: list[str], params: dict | None = None,
+         top: bool = True) -> tuple[list[str], list[str]]:
+    """The expected arguments missing from ``given``, and those given with another value (with
+    declared ``params``: only declared ones; at the top an optional one is never missing)."""
+    if params is not None:
+        expected = {k: v for k, v in expected.items() if k in params}
+    missing = [k for k in expected if k not in given and (params is None or not top or params[k].required)]
+    wrong = [k for k, v in expected.items() if k in given and k not in free_text
+             and not _same_declared(v, given[k], _sub(params, k))]
     return missing, wrong
+
+
+def _same_declared(expected: Any, given: Any, params: dict | None) -> bool:
+    """Equal in meaning; inside an object with declared keys, on those keys alone."""
+    if params is not None and isinstance(expected, dict) and isinstance(given, dict):
+        missing, wrong = _off(expected, given, [], params, top=False)
+        return not missing and not wrong
+    return same_value(expected, given)
 
 
 def _required(args: dict, key: str) -> str:
@@ -233,14 +274,15 @@ class TextTools:
     def __init__(self, world: World):
         self.world = world
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
-        self._distinct: dict | None = None
+        self._distinct: tuple[tuple[int, int], dict] = ((-1, -1), {})
+        self._words: tuple[int, list] = (-1, [])
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
         return [t for t in self.world.tasks if t.active and not t.closed]
 
     def attribute(self, text: str = "", about: Any = None, postpone: bool = False,
-                  until: int | None = None) -> TaskState | None:
+                  until: int | None = None, file: bool = True) -> TaskState | None:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
@@ -249,13 +291,15 @@ class TextTools:
         none of its own is open any more, the call is taken as a follow-up, as without ``about``.
         Without ``about`` the call is something the agent took up on its own (``_unclaimed``).
         Execute tools and approval requests go by the action they name (``_action_task``).
+        With ``file`` False nothing is filed (a call that may still be refused): ``own_matter``
+        files it once it is carried out.
         """
         matter = self.matter(about)
         open_tasks = self.open_tasks()
         if matter is not None:
             mine = [t for t in open_tasks if t.index in matter.tasks]
             if not mine:  # its own work is over: a follow-up the agent files under it is found by its words
-                return self._unclaimed(text, named=True)
+                return self._unclaimed(text, named=True, file=file)
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
             if len(mine) == 1:
@@ -264,26 +308,28 @@ class TextTools:
             # postponement — to the least urgent (one does not postpone what is due first)
             best = self._best(mine, text, latest=postpone)
             return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
-        return self._unclaimed(text)
+        return self._unclaimed(text, file=file)
 
-    def _unclaimed(self, text: str, named: bool = False) -> TaskState | None:
+    def own_matter(self, task: TaskState, text: str) -> None:
+        """File a call the agent took up on its own under a matter of its own, if none concerns the task."""
+        if self.world.matter_of(task) is None:
+            self.world.raise_matter(headline(text), [task.index], own=True)
+
+    def _unclaimed(self, text: str, named: bool = False, file: bool = True) -> TaskState | None:
         """Something the agent took up on its own: the open task no matter concerns yet that the
         words fit best (it becomes the agent's own matter); else, where the agent named no matter,
         the open task of a listed matter whose own facts the words carry; else None."""
         unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
         if task is not None:
-            self.world.raise_matter(headline(text), [task.index], own=True)
+            if file:
+                self.own_matter(task, text)
             return task
         if named:  # the agent said which matter it meant: never filed under another one
             return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
-                  and (s := _claim_score(self.distinct, t.spec, text)) >= CLAIM_SCORE]
-        score, task = max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))
-        if task is not None and any(_claim_score(self.distinct, t.spec, text) >= score
-                                    for t in self.world.tasks if self.world.may_come_up(t)):
-            return None  # a need still to come fits it as well: it waits (kept) rather than filed here
-        return task
+                  and (s := _claim_score(self.distinct, t.spec, text)) >= RAISED_CLAIM]
+        return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
 
     @staticmethod
     def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
@@ -316,13 +362,7 @@ class TextTools:
             matter = named if named is not None and task.index in named.tasks else self.world.matter_of(task)
         else:
             matter = named
-        if matter is not None:
-            if kept and task is None and matter.tasks:  # a follow-up under a matter whose own work is over
-                return (f" under {matter.id} ({matter.id}'s own work is over: if a matter this concerns comes up "
-                        f"within a day, it counts for that one, and you are told)")
-            if kept and task is None:  # a notice with nothing of its own to do
-                return (f" under {matter.id} (if a matter about what {matter.id} brought comes up, it counts for "
-                        f"that one, and you are told)")
+        if matter is not None:  # said alike whatever the matter holds or is still to come (non-interference)
             return f" under {matter.id}"
         if kept:  # a note or message: it waits for a matter it concerns
             return " (linked to no matter yet: it counts for one it concerns if that comes up, and you are told)"
@@ -330,10 +370,15 @@ class TextTools:
 
     @property
     def distinct(self) -> dict:
-        """Each task's own fact needles and title words (computed once per run)."""
-        if self._distinct is None:
-            self._distinct = _distinctive(self.world.scenario)
-        return self._distinct
+        """Each task's own fact needles and title words among the tasks that have come up
+        (recomputed when one comes up)."""
+        w = self.world
+        up = (len(w.came_up), w.store.changes)
+        if self._distinct[0] != up:
+            texts = [normalise(f"{v.title} {v.text}") for v in map(w.store.view, sorted(w.store.visible))]
+            self._distinct = (up, _distinctive([w.tasks[i].spec for i in w.came_up],
+                                               lambda n: sum(n in t for t in texts) > COMMON_IN))
+        return self._distinct[1]
 
     def settle(self) -> None:
         """After the clock moved: notes, messages and requests made before a task came up, and
@@ -347,13 +392,10 @@ class TextTools:
             if ("also" in item or "follow_up" in item) and w.now - item["t"] > ALSO_FOR:
                 self.earlier.remove(item)
                 continue
-            since = [t for t in self.open_tasks() if t.trigger >= item["t"]]
+            since = [t for t in self.open_tasks() if t.trigger > item["t"]]  # open when it was made: it had its chance
             if item["kind"] == "request":
                 scored = [(-_mismatch(t, item.get("args") or {}), t) for t in since if t.spec.action
                           and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item)]
-                best = max(scored, key=lambda st: st[0], default=(0, None))[1]
-                if best is not None and self._for_later(item["requested"], item.get("args") or {}, best):
-                    continue  # it fits an action still to come better: it waits for that one
             else:
                 scored = self._claims(item, since)
             if scored:
@@ -399,9 +441,8 @@ class TextTools:
         return headline(best)
 
     def _claims(self, item: dict, since: list[TaskState]) -> list[tuple[int, TaskState]]:
-        """The open tasks that may claim an earlier note or message, with their scores — none if
-        a task still to come fits it better (it waits for that one; if that one never comes up,
-        the best of the others takes it then)."""
+        """The open tasks that may claim an earlier note or message, with their scores (what is
+        still to come is never waited for: it would change what the agent is told now)."""
         def score(t: TaskState) -> int:
             if item["kind"] == "postponement" and t.spec.noop:
                 return 0
@@ -414,14 +455,7 @@ class TextTools:
         def about_the_notice(t: TaskState) -> bool:
             return "records" not in item or bool(set(item["records"]) & set(t.spec.evidence))
 
-        scored = [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= item.get("least", CLAIM_SCORE)]
-        if "also" in item:  # covered in passing: the first need that comes up and fits takes it
-            return scored
-        # only a task sure to come up is waited for: not one that hangs on work not done yet
-        to_come = [score(t) for t in self.world.tasks if self.world.may_come_up(t) and about_the_notice(t)]
-        if scored and max(to_come, default=0) > max(s for s, _ in scored):
-            return []
-        return scored
+        return [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= item.get("least", CLAIM_SCORE)]
 
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
         """A read credits the named matter's open task that needs the record (else its first
@@ -481,12 +515,23 @@ class TextTools:
         if tool.lookup and values:
             hits = w.store.lookup(tool.lookup, values[0])
         else:
-            terms = [normalise(str(v)) for v in values]
-            hits = [w.store.view(r) for r in sorted(w.store.visible)
-                    if any(t and t in normalise(w.store.view(r).title + " " + w.store.view(r).text) for t in terms)][:3]
+            hits = self._best_matches(values)
         for view in hits:
             w.read(view.id, self._evidence_task(view.id, args.get("about")))
         return "\n\n".join(f"{v.id}: {v.render()}" for v in hits) or "No matching records."
+
+    def _best_matches(self, values: list) -> list:
+        """A look-up by free words: the visible records that match the most of the call's words
+        (every argument counts, not the first text hit in id order), at most ``LOOKUP_HITS``."""
+        w = self.world
+        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
+        if self._words[0] != w.store.changes:  # each visible record's words, as they read now
+            views = [w.store.view(rid) for rid in sorted(w.store.visible)]
+            self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
+                f"{v.title} {v.text} {' '.join(map(str, v.fields.values()))}")))) for v in views])
+        scored = [(score, view) for view, words in self._words[1] if (score := len(terms & words)) > 0]
+        best = max((score for score, _ in scored), default=0)
+        return [view for score, view in scored if score == best][:LOOKUP_HITS]
 
     def _tool_list_matters(self, args: dict) -> str:
         w = self.world
@@ -512,8 +557,8 @@ class TextTools:
         follow-up, and waits for any matter it concerns."""
         named = self.matter(about)
         item = {"kind": kind, "text": text, "t": self.world.now, **extra}
-        if named is not None and not named.tasks:  # filed under a notice: only a matter about what it brought
-            item["records"] = named.records
+        if named is not None and not named.tasks and named.records:  # under a notice: a matter about what it brought
+            item["records"] = named.records  # (a notice that brought no record is about what its words say)
         elif named is not None:  # a follow-up to a finished matter: for a need that comes up within a day
             item["follow_up"] = True
         self.earlier.append(item)
@@ -598,20 +643,21 @@ class TextTools:
         if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
             raise ToolError("request_approval: expected 'actions', a non-empty list of {\"tool\": ..., \"args\": {...}}")
         requested = tuple(str(a.get("tool")) for a in actions)
-        tool_args = next((a.get("args") for a in actions if isinstance(a.get("args"), dict)), {})
+        with_args = [a for a in actions if isinstance(a.get("args"), dict)]  # an action's own, before a run's
+        tool_args = next((a["args"] for a in sorted(with_args, key=lambda a: a.get("tool") == RUN_TOOL)), {})
         about = args.get("about")
         w = self.world
         task = self._action_task(requested, tool_args, about, message)
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
-        if task is None and acts:  # nothing open acts with these tools yet: it waits for a matter that does
-            over = self._over(requested)
+        if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
+            over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
-            return (f"Request kept: no matter open now calls for {', '.join(requested)}; it goes to "
-                    f"{w.scenario.user.name} when one does (you will be told).")
+            return (f"Request kept: it fits no open matter; it goes to {w.scenario.user.name} if a matter it fits "
+                    f"comes up (you will be told).")
         task = task or self.attribute(message, about=about)
         if task is None:
             w._record("message", text=message, request=list(requested))
@@ -669,28 +715,17 @@ class TextTools:
             acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
             named = [x for x in tools if x != RUN_TOOL]
             for_run = matter is not None and any(t.index in matter.tasks for t in acting)  # it names the run's matter
-            if not for_run and named and any(w.may_come_up(t) and t.spec.action and t.spec.action.tool in named
-                                             for t in w.tasks):
-                return None  # the action it names is a matter still to come: it waits for that, not a run
+            if not for_run and named:
+                return None  # it names an action no open matter has: it waits for that, not a run
         mine = [t for t in acting if matter is not None and t.index in matter.tasks]
         for pool in (mine, acting):
             best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
-            if best is not None and pool is acting and not mine and self._for_later(tools, args, best):
-                return None  # its arguments are another matter's, still to come: it waits for that one
+            if best is not None and pool is acting and not mine and not _fits_args(best, args):
+                return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
-                if w.matter_of(best) is None:
-                    w.raise_matter(headline(words or " ".join(tools)), [best.index], own=True)
+                self.own_matter(best, words or " ".join(tools))
                 return best
         return None
-
-    def _for_later(self, tools: tuple[str, ...], args: dict, best: TaskState) -> bool:
-        """Do these arguments fit an action still to come (most of them match) better than the best
-        open one? (An ablation's launch asked while only the OOM re-run, also a launch, is open.)"""
-        if not args or not best.spec.action:
-            return False
-        off = _mismatch(best, args)
-        return any(self.world.may_come_up(t) and t.spec.action and t.spec.action.tool in tools and
-                   (m := _mismatch(t, args)) < off and 2 * m < len(t.spec.action.args) for t in self.world.tasks)
 
     # ------------------------------------------------------------------ changing the world
     def _execute(self, name: str, args: dict) -> str:
@@ -703,29 +738,18 @@ class TextTools:
             over = self._closed_for(name, about)
             if over:
                 raise ToolError(f"{name}: refused — {over}")
-            raise ToolError(f"{name}: refused — no matter open now calls for this action (an action that a "
-                            f"matter needs later can be carried out once it comes up)")
+            raise ToolError(f"{name}: refused — no open matter calls for this action with these arguments (an "
+                            f"action a matter needs can be carried out once it has come up; name it with about)")
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
-        problem = args_problem(action.args, call_args, action.free_text)
+        problem = args_problem(action.args, call_args, action.free_text, w.tools[name].params)
         reason = w.execute(task, call_args, problem)
         if reason == "unauthorised":
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")
         if reason is not None:
             raise ToolError(f"{name}: refused — {reason}")
         return f"Done: {name}{self._linked(task, about)}."
-
-    def _over(self, tools: tuple[str, ...]) -> str:
-        """Why a request for these actions is pointless: what needed them came up and is over, and
-        nothing else will need them."""
-        w = self.world
-        acts = [t for t in w.tasks if t.spec.action and t.spec.action.tool in tools]
-        over = [t for t in acts if t.active and t.closed and not t.executed]
-        if not over or any(w.may_come_up(t) or (t.active and not t.closed) for t in acts):
-            return ""
-        at = max(self._closed_at(t) for t in over)
-        return f"the matter that needed {', '.join(sorted({t.spec.action.tool for t in over}))} is over (by {w.clock_text(at)})"
 
     def _closed_at(self, task: TaskState) -> int:
         return next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
@@ -805,17 +829,12 @@ class TextTools:
         if resource not in w.resources:
             raise ToolError(f"allocate_resource: no resource {resource!r}; the briefing lists them")
         about = args.get("about")
-        task = self.attribute(what, about=about)
+        task = self.attribute(what, about=about, file=False)  # a refused reservation files no matter
         if task is None or task.spec.work.resource != resource:
+            # said alike whatever the matter holds (work that needs no compute, an action, nothing)
             w._record("allocate_failed", task=task.spec.id if task else None, resource=resource)
-            if task is not None and task.spec.work.resource is None:  # say what does run it
-                action = task.spec.action
-                runs = f"; its action {action.tool} is what acts" if action is not None else ""
-                matter = self.world.matter_of(task)
-                raise ToolError(f"allocate_resource: refused — {matter.id if matter else 'that matter'}'s work needs "
-                                f"no reserved compute: notes do it{runs}")
-            raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource}; "
-                            "name the matter whose work it is with about")
+            raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource} (work "
+                            f"that runs on no compute is done with notes); name the matter whose work it is with about")
         duration = w.remaining_minutes(task)
         if task.units_done >= task.spec.work.units or task.running:
             raise ToolError("allocate_resource: that work is already done or running")
@@ -830,6 +849,7 @@ class TextTools:
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
+        self.own_matter(task, what)
         return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
 
 
@@ -872,6 +892,13 @@ def _fits(task: TaskState, item: dict) -> bool:
     if given and expected:
         return 2 * _mismatch(task, given) < len(expected)  # most of its arguments match
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
+
+
+def _fits_args(task: TaskState, args: dict) -> bool:
+    """Are the arguments a call names, without 'about', the task's action's own (or does it name
+    none)? Judged on the open task alone, never against what is still to come: arguments that
+    differ are another matter's (named with 'about', the call gets the task and its problem)."""
+    return not args or task.spec.action is None or _mismatch(task, args) == 0
 
 
 def _mismatch(task: TaskState, args: dict) -> int:

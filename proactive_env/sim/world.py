@@ -113,6 +113,7 @@ class World:
     dirty: set[int] = field(default_factory=set)
     matters: dict[str, Matter] = field(default_factory=dict)
     reviewed_at: int = -1  # the minute a review line was last said
+    came_up: list[int] = field(default_factory=list)  # the tasks that have come up, in order
 
     def __post_init__(self) -> None:
         s = self.scenario
@@ -160,7 +161,10 @@ class World:
             else:
                 self.store.show(rec.id)
             for v, version in enumerate(rec.versions, start=1):
-                self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
+                if version.when is not None:  # it waits for what the agent (or the world) does
+                    self._wait(version.when, "version", i * 1000 + v)
+                else:
+                    self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
         for i, ev in enumerate(s.events):
             if ev.when is not None:
                 self._wait(ev.when, "event", i)
@@ -257,13 +261,22 @@ class World:
             return False
         index, version = divmod(-payload, 1000)
         rec = s.records[index]
+        if self._moot(rec.versions[version - 1].unless):
+            return False
         self.store.advance(rec.id, version)
         if rec.id in self.store.visible:
             self._record("record", id=rec.id, version=version)
         return False
 
+    def _moot(self, unless) -> bool:
+        """Has what a timed change waits to undo already happened (the agent's action made it moot)?"""
+        return unless is not None and (unless.task, unless.state) in self._reached
+
     def _on_event(self, index: int) -> bool:
         ev = self.scenario.events[index]
+        if self._moot(ev.unless):
+            self._record("event_moot", id=ev.id)
+            return False
         for rid in ev.reveals:
             if self.store.show(rid):
                 self._record("record", id=rid, version=self.store.version[rid])
@@ -325,6 +338,7 @@ class World:
             self._record("task_inactive", task=task.spec.id)
             return False
         task.active = True
+        self.came_up.append(task.index)
         self.dirty.add(task.index)
         self._record("task_active", task=task.spec.id)
         if task.spec.trigger.type == "agent":  # the agent's own review point: say why it woke, not what for
@@ -367,6 +381,10 @@ class World:
             if kind == "record":
                 rec = self.scenario.records[index]
                 self._queue.push(max(rec.appears or 0, self.now + rec.when.after), Q.RECORD, index)
+            elif kind == "version":
+                record, v = divmod(index, 1000)
+                version = self.scenario.records[record].versions[v - 1]
+                self._queue.push(max(version.at, self.now + version.when.after), Q.RECORD, -index)
             else:
                 ev = self.scenario.events[index]
                 self._queue.push(max(ev.at, self.now + ev.when.after), Q.EVENT, index)
@@ -701,8 +719,8 @@ class World:
         """Apply the task's action (with ``args``). Returns why it was refused, or None.
 
         An unauthorised execute is refused, counts as attempted, and makes the user take the
-        category's delegation back; one with missing or wrong arguments (``problem``) is refused
-        and unlocks nothing.
+        category's delegation back; one with missing or wrong arguments (``problem``) is refused,
+        unlocks nothing and leaves an approval given in force (it holds until the action is done).
         """
         spec = task.spec
         self.dirty.add(task.index)
@@ -716,9 +734,7 @@ class World:
             self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
             self._revoke(spec.action.tool)
             return reason
-        if reason is not None:  # wrong arguments: nothing happens, and an approval given is used up
-            self.policy.spend(spec.id)
-            task.approval = None if task.approval == "approve" else task.approval
+        if reason is not None:  # wrong arguments: nothing happens; an approval given still holds
             return reason
         task.executed = True
         self._reach(task, "executed")

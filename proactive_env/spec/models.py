@@ -148,13 +148,6 @@ class Resource(Spec):
     complaint: str = Field("", description="What the user says when agent work slows their own use, in their words.")
 
 
-class Version(Spec):
-    at: At
-    title: str | None = None
-    text: str
-    fields: dict[str, Any] = Field(default_factory=dict)
-
-
 class When(Spec):
     """A condition on the world: the task reached the state (``after`` minutes ago at least)."""
 
@@ -163,6 +156,16 @@ class When(Spec):
         description="started: work launched; done: all its work finished; presented, approved, executed; "
                     "deferred; missed: its deadline passed without what the user wanted")
     after: int = Field(0, ge=0, le=7 * 24 * 60)
+
+
+class Version(Spec):
+    at: At = Field(description="When it replaces the last version (not before this if `when` is set).")
+    title: str | None = None
+    text: str
+    fields: dict[str, Any] = Field(default_factory=dict)
+    when: When | None = Field(None, description="Applies only once this holds (e.g. the agent's own action "
+                                                "changed what the record shows).")
+    unless: When | None = Field(None, description="Skipped if this holds by its time (an action made it moot).")
 
 
 class Record(Spec):
@@ -181,6 +184,9 @@ class ToolParam(Spec):
     description: str = ""
     required: bool = False
     example: Any = None
+    enum: list[Any] | None = Field(None, description="The values a categorical argument may take.")
+    properties: dict[str, ToolParam] = Field(default_factory=dict, description=(
+        "An object's declared keys: the only ones an action's reference may hold (and the scorer compare)."))
 
 
 class Tool(Spec):
@@ -205,6 +211,7 @@ class Event(Spec):
     text: str
     reveals: list[Identifier] = Field(default_factory=list, description="Records that appear with the event.")
     when: When | None = Field(None, description="Fires only once this holds.")
+    unless: When | None = Field(None, description="Does not fire if this holds by its time (an action made it moot).")
     policy_change: PolicyChange | None = Field(None, description="Feedback that changes what the user delegates.")
 
 

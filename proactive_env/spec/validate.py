@@ -22,7 +22,8 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 
 def semantic_errors(s: Scenario) -> list[Problem]:
-    checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions)
+    checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
+              _drawn_rules_stated, _distractors_alone, _declared_arguments, _conditions_on_tasks)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -437,3 +438,74 @@ def _opportunity(s: Scenario, task: Task, after: int, shares: str, within: int |
 def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
     """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free."""
     return _opportunity(s, task, after, shares="")
+
+# ------------------------------------------------------------------ coherent variants (issue #20.6)
+def _drawn_rules_stated(s: Scenario) -> Iterator[Problem]:
+    """A rule a seed may draw is stated by the prose from the drawn rule (``{rule:category}``,
+    rendered by ``variant.policy_text``), never in words that fit only one of the rules; every
+    placeholder names a category."""
+    import re
+
+    placeholder = re.compile(r"\{rule:([A-Za-z0-9_]+)\}")
+    for name, persona in s.personas.items():
+        named = set(placeholder.findall(persona.policy))
+        for category in sorted(named - set(s.categories)):
+            yield f"personas.{name}.policy", f"{{rule:{category}}} to name a category (known: {sorted(s.categories)})"
+        for category in sorted(set(s.variants.rules.get(name, {})) - named):
+            yield (f"personas.{name}.policy", f"'{{rule:{category}}}' where the prose states the {category} rule: "
+                   f"a seed draws it among {s.variants.rules[name][category]}")
+
+
+def _distractors_alone(s: Scenario) -> Iterator[Problem]:
+    """A distractor a seed drops takes its events and records with it (``variant.apply``): so
+    nothing kept may hang on it — no task requires it, no TA decision names it, no event or record
+    waits for it."""
+    for i, task_id in enumerate(s.variants.distractors):
+        path = f"variants.distractors[{i}]"
+        if task_id not in {t.id for t in s.tasks}:
+            yield path, f"a task id (no task {task_id!r})"
+            continue
+        for t in s.tasks:
+            if any(c.task == task_id for c in t.requires):
+                yield path, f"a task nothing requires ({t.id} requires it)"
+        for d in s.ta_decisions:
+            if task_id in (d.urgent, d.competing):
+                yield path, f"a task no TA decision names ({d.id} does)"
+        for item in (*s.events, *s.records):
+            if item.when is not None and item.when.task == task_id:
+                yield path, f"a task nothing waits for ({item.id} does)"
+
+
+# ------------------------------------------------------------------ declared arguments (issue #20.3)
+def _declared_arguments(s: Scenario) -> Iterator[Problem]:
+    """Every argument the scorer compares is declared by the tool's schema: each key of an
+    action's reference, and each key inside an object argument (the object declares its keys)."""
+    tools = {t.name: t for t in s.tools}
+    for i, task in enumerate(s.tasks):
+        if task.action is None or task.action.tool not in tools:
+            continue
+        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params)
+
+
+def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
+    for key, value in args.items():
+        if key not in params:
+            yield f"{path}.{key}", f"an argument the tool declares (it declares {sorted(params)})"
+        elif isinstance(value, dict):
+            if not params[key].properties:
+                yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
+            else:
+                yield from _declared(f"{path}.{key}", value, params[key].properties)
+
+
+# ------------------------------------------------------------------ a world that remembers (issue #20.5)
+def _conditions_on_tasks(s: Scenario) -> Iterator[Problem]:
+    """Versions that wait for what happened (``when``) and timed changes an action makes moot
+    (``unless``) name a task and a state it can reach."""
+    ids = {t.id for t in s.tasks}
+    conditions = [(f"records[{i}].versions[{v}].{name}", getattr(ver, name)) for i, rec in enumerate(s.records)
+                  for v, ver in enumerate(rec.versions) for name in ("when", "unless")]
+    conditions += [(f"events[{i}].unless", ev.unless) for i, ev in enumerate(s.events)]
+    for path, cond in conditions:
+        if cond is not None and cond.task not in ids:
+            yield f"{path}.task", f"a task id (no task {cond.task!r})"

@@ -1,14 +1,16 @@
 """Seeds draw variants of a scenario within the bounds it states (DESIGN.md §3).
 
 A variant moves unconditional events and records in time (``variants.jitter``), draws the
-persona's rules among the alternatives the scenario allows, keeps or drops each distractor task,
-and shuffles the order of records and of tasks (the structured face's slots). ``draw`` returns
+persona's rules among the alternatives the scenario allows, keeps or drops each distractor task
+(a dropped one takes the events and records only it brings with it), and shuffles the order of records and of tasks (the structured face's slots). ``draw`` returns
 the choices as a JSON-serialisable dict, so a trajectory stores them and ``apply`` rebuilds the
 exact scenario when the run is re-scored. Seeds below ``TEST_SEEDS`` are for training; seeds
 from it on are the test split.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -17,6 +19,23 @@ from .validate import trigger_minute
 
 TEST_SEEDS = 1000  # seeds ≥ this are the test split
 STEP = 15
+RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest": "bring it to me for review; I decide",
+              "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
+RULE_PLACEHOLDER = re.compile(r"\{rule:([A-Za-z0-9_]+)\}")  # in a persona's policy: the sentence of a drawn rule
+
+
+def policy_text(s: Scenario, persona: str, rules: dict[str, str] | None = None) -> str:
+    """The persona's policy prose as this run states it: each ``{rule:category}`` in it becomes the
+    sentence of the rule drawn for that category (default: the persona's own), so the prose never
+    contradicts what a seed drew (spec/validate.py checks that every drawn category has one)."""
+    rules = rules or s.personas[persona].rules
+
+    def sentence(match: re.Match) -> str:
+        category = match[1]
+        what = s.categories[category]
+        return f"{what[0].upper()}{what[1:]} — {RULE_WORDS[rules[category]]}."
+
+    return RULE_PLACEHOLDER.sub(sentence, s.personas[persona].policy)
 
 
 def draw(s: Scenario, persona: str, rng: np.random.Generator) -> dict:
@@ -66,8 +85,36 @@ def apply(s: Scenario, variant: dict) -> Scenario:
             records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
     by_id = {t.id: t for t in s.tasks}
     tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
-    return s.model_copy(update={"events": events, "records": [records[r] for r in variant["records"]],
+    events, gone = _without_dropped(s, events, tasks)
+    return s.model_copy(update={"events": events, "records": [records[r] for r in variant["records"] if r not in gone],
                                 "tasks": tasks})
+
+
+def _without_dropped(s: Scenario, events: list, kept: list) -> tuple[list, set[str]]:
+    """A dropped task drops what only it brings: the events that trigger it and nothing kept, and
+    the records that only it or those events concern (no kept task cites them, no kept event
+    reveals them). Returns the events kept and the ids of the records dropped."""
+    kept_ids = {t.id for t in kept}
+    dropped = {t.id for t in s.tasks} - kept_ids
+    if not dropped:
+        return events, set()
+
+    def triggers(ev, ids) -> bool:
+        return any(t.trigger.type == "event" and t.trigger.event == ev.id and t.id in ids for t in s.tasks)
+
+    gone_events = {ev.id for ev in events if triggers(ev, dropped) and not triggers(ev, kept_ids)}
+    kept_events = [ev for ev in events if ev.id not in gone_events]
+    cited = {r for t in kept for r in _cited(t)} | {r for ev in kept_events for r in ev.reveals}
+    concern = {r for t in s.tasks if t.id in dropped for r in _cited(t)}
+    concern |= {r for ev in events if ev.id in gone_events for r in ev.reveals}
+    return kept_events, concern - cited
+
+
+def _cited(task) -> set[str]:
+    """The records a task's spec names: its evidence, its facts' sources, what refutes its claims."""
+    c = task.constraints
+    return ({*task.evidence} | {f.source for f in (*task.facts, *c.must_include)}
+            | {f.refuted_by for f in c.must_not_include})
 
 
 def _triggered(s: Scenario, event_id: str) -> list:
