@@ -9,13 +9,22 @@ stderr, ``proactivity-gym <command>: error: ...``, and exit code 2.
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
+import math
 import os
 import signal
 import sys
 from pathlib import Path
 
 from .spec import PERSONAS, SUITE_VERSION, ScenarioError, json_schema, load_file, shipped_names
+from .spec.escape import strip_control
+
+
+def print(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:  # noqa: A001
+    """Every ``print`` of this module, with control characters stripped: what the CLI prints (scenario
+    strings, model text, error messages) reaches a terminal, where escape sequences could forge it."""
+    builtins.print(strip_control(sep.join(map(str, values))), end=end, file=file, flush=flush)
 
 PROG = "proactivity-gym"
 TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib",
@@ -58,28 +67,32 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _int_at_least(low: int):
+def _int_at_least(low: int, high: int | None = None):
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer ≥ {low}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected an integer, got {strip_control(text)[:40]!r}") from None
+        if value < low or (high is not None and value > high):
+            within = f"from {low} to {high}" if high is not None else f"≥ {low}"
+            raise argparse.ArgumentTypeError(f"expected an integer {within}, got {value}")
         return value
 
     parse.__name__ = "int"
     return parse
 
 
-def _float_above(low: float, inclusive: bool):
+def _float_above(low: float, inclusive: bool, high: float | None = None):
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if value < low or (value == low and not inclusive):
-            raise argparse.ArgumentTypeError(f"expected a number {'≥' if inclusive else '>'} {low:g}, got {value:g}")
+            raise argparse.ArgumentTypeError(f"expected a number, got {strip_control(text)[:40]!r}") from None
+        within = f"{'≥' if inclusive else '>'} {low:g}" + (f" and ≤ {high:g}" if high is not None else "")
+        if not math.isfinite(value):  # NaN passes every comparison below and would poison the manifest
+            raise argparse.ArgumentTypeError(f"expected a finite number {within}, got {text!r}")
+        if value < low or (value == low and not inclusive) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a number {within}, got {value:g}")
         return value
 
     parse.__name__ = "float"
@@ -88,6 +101,8 @@ def _float_above(low: float, inclusive: bool):
 
 _positive_float = _float_above(0.0, inclusive=False)
 _nonnegative_float = _float_above(0.0, inclusive=True)
+_temperature = _float_above(0.0, inclusive=True, high=2.0)  # the OpenAI API's range
+MAX_PORT = 65535
 
 
 def _version() -> str:
@@ -230,8 +245,10 @@ def _run(args) -> int:
     from .scoring import write_json_atomic
 
     scenario, persona = _scenario_and_persona(args)
-    agent = _make_agent(args.agent, **_llm_options(args)[0])
-    env = make_env(scenario, persona, getattr(agent, "face", "structured"))
+    llm_options, text_options = _llm_options(args)
+    agent = _make_agent(args.agent, **llm_options)
+    _llm_options(args, [agent])  # refuses what this agent does not use
+    env = make_env(scenario, persona, getattr(agent, "face", "structured"), text_options)
     obs, info = env.reset(seed=args.seed)
     agent.reset(env.unwrapped, args.seed)
     terminated = truncated = False
@@ -286,7 +303,7 @@ def _add_llm_options(p) -> None:
                                         "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
     llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
                      help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
-    llm.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
+    llm.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature (0 to 2)")
     llm.add_argument("--max-tokens", type=_int_at_least(1), default=1024, help="per model answer")
     llm.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request")
     llm.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed request")
@@ -346,8 +363,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     llm_options, text_options = _llm_options(args)
     llm_options = {**llm_options, "trust_model_files": args.trust_model_files}
     agents, scenarios, personas = _eval_plan(args)
-    for agent in agents:
-        _make_agent(agent, **llm_options)
+    _llm_options(args, [_make_agent(agent, **llm_options) for agent in agents])  # refuses unused options
     if text_options:
         from .envs.rephrase import OpenAIRephraser
 
@@ -436,16 +452,42 @@ def _exit_on_signal(out: Path):
     return handler
 
 
-def _llm_options(args) -> tuple[dict, dict | None]:
+LLM_DEFAULTS = {"base_url": None, "api_key_env": "OPENAI_API_KEY", "temperature": 0.0, "max_tokens": 1024,
+                "timeout": 60.0, "retries": 3}  # as declared in _add_llm_options
+
+
+def _llm_options(args, agents: list | None = None) -> tuple[dict, dict | None]:
     """The endpoint flags as ``make_agent`` options for openai: agents, and the text env's
-    options (the rephraser, on the same endpoint unless --rephraser-base-url says otherwise)."""
+    options (the rephraser, on the same endpoint unless --rephraser-base-url says otherwise).
+    With the agents they serve (specs or made agents), an option none of them uses is refused."""
     endpoint = {"base_url": args.base_url, "api_key_env": args.api_key_env, "timeout": args.timeout,
                 "retries": args.retries}
     agent = {**endpoint, "temperature": args.temperature, "max_tokens": args.max_tokens}
+    if agents is not None:
+        _refuse_unused_llm_options(args, agents)
     if not args.rephraser:
         return agent, None
     rephraser = {**endpoint, "model": args.rephraser, "base_url": args.rephraser_base_url or args.base_url}
     return agent, {"rephraser": rephraser}
+
+
+def _refuse_unused_llm_options(args, agents: list) -> None:
+    """Every option is used or refused: a flag that no agent of the run reads is a mistake (a
+    ``--rephraser`` with only structured-face agents would otherwise change nothing, silently)."""
+    names = [getattr(a, "name", a) for a in agents]
+    if args.rephraser_base_url and not args.rephraser:
+        raise UsageError("--rephraser-base-url: expected --rephraser MODEL beside it")
+    if args.rephraser and not any(getattr(a, "face", "structured") == "text" for a in agents):
+        raise UsageError(f"--rephraser rewords the user's replies on the text face; none of {', '.join(names)} "
+                         "plays it (openai:MODEL and text-face baselines do)")
+    rephrased = bool(args.rephraser)  # the endpoint flags serve the rephraser too
+    if any(str(n).startswith("openai:") for n in names) or rephrased:
+        return
+    given = [k for k, default in LLM_DEFAULTS.items() if getattr(args, k) != default]
+    if given:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise UsageError(f"{flags}: used by openai:MODEL agents and the rephraser only; none of {', '.join(names)} "
+                         "is one")
 
 
 # ---------------------------------------------------------------------------------- rescore
@@ -722,10 +764,17 @@ def _add_mcp(sub) -> None:
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed (start_episode may change it)")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (the harness starts this command) or streamable HTTP at http://HOST:PORT/mcp")
-    p.add_argument("--host", default="127.0.0.1", help="HTTP only: the address to listen on")
-    p.add_argument("--port", type=_int_at_least(1), default=8000, help="HTTP only: the port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP only: the address to listen on (beyond loopback: "
+                   "needs --allow-remote)")
+    p.add_argument("--port", type=_int_at_least(1, MAX_PORT), default=8000, help="HTTP only: the port to listen on")
     p.add_argument("--out", default="results/mcp", help="output folder, as eval's")
     p.add_argument("--agent", default="mcp", help="the name saved episodes are filed under (e.g. one per harness)")
+    p.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
+                   help="start_episode may load scenario files under DIR (repeatable); without it, shipped names only")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="HTTP only: allow a --host beyond loopback; every request must then carry the bearer token")
+    p.add_argument("--token-env", default="PROACTIVITY_GYM_MCP_TOKEN", metavar="VAR",
+                   help="HTTP only: the environment variable holding the bearer token (checked whenever it is set)")
     p.set_defaults(func=_mcp)
 
 
@@ -736,8 +785,12 @@ def _mcp(args) -> int:
         raise UsageError(f"needs the mcp extra ({exc.name} is missing): pip install -e '.[mcp]'") from None
     scenario, persona = _scenario_and_persona(args)
     try:
+        if args.transport == "stdio" and (args.allow_remote or args.host != "127.0.0.1" or args.port != 8000):
+            raise UsageError("--host, --port and --allow-remote: expected --transport http beside them")
         serve(McpArgs(scenario=scenario, persona=persona, seed=args.seed, out=Path(args.out), agent=args.agent,
-                      transport=args.transport, host=args.host, port=args.port))
+                      transport=args.transport, host=args.host, port=args.port,
+                      scenario_dirs=tuple(Path(d) for d in args.scenario_dir), allow_remote=args.allow_remote,
+                      token_env=args.token_env))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
@@ -773,7 +826,7 @@ def _play(args) -> int:
         return 0
     path = Path(args.session)
     setup = {"scenario": scenario, "persona": persona, "seed": args.seed}
-    session = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {**setup, "calls": []}
+    session = _load_session(path) if path.exists() else {**setup, "calls": []}
     if {k: session.get(k) for k in setup} != setup:
         raise UsageError(f"{path}: a session of {', '.join(f'{k}={session.get(k)}' for k in setup)}; "
                          f"expected {', '.join(f'{k}={v}' for k, v in setup.items())}")
@@ -802,6 +855,22 @@ def _play(args) -> int:
     return 0
 
 
+def _load_session(path: Path) -> dict:
+    """A session file as ``play`` writes it: an object with scenario, persona, seed and the list of
+    calls so far (each one JSON text); anything else is refused before it is overwritten."""
+    try:
+        session = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: expected a session file (JSON) written by `{PROG} play`: {exc}") from None
+    expected = f"expected a session file written by `{PROG} play`: an object with scenario, persona, seed and calls"
+    if not isinstance(session, dict):
+        raise UsageError(f"{path}: {expected}, got a JSON {type(session).__name__}")
+    calls = session.get("calls")
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise UsageError(f"{path}: calls: {expected}; 'calls' must be a list of tool calls as JSON text")
+    return session
+
+
 # ---------------------------------------------------------------------------------- main
 SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_dataset,
                _add_report, _add_show, _add_mcp, _add_play)
@@ -810,30 +879,93 @@ SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
+    for command in sub.choices.values():  # `proactivity-gym eval --debug` works as well as before the command
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Whatever goes wrong ends in one line on stderr (control characters
+    stripped, credentials redacted) and exit code 2 for input the user can fix, 1 for a fault of
+    ours; ``--debug`` adds the traceback."""
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if getattr(args, "passthrough", False):
-        args.rest = rest
+        args.rest = [a for a in rest if a != "--debug"]
     elif rest:
         parser.parse_args(argv)  # reports the unknown arguments and exits
     try:
         return args.func(args)
-    except (UsageError, ScenarioError) as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as exc:  # bad input met deeper down: one line, never a traceback
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:  # Ctrl-C outside the evaluation loop (which says more itself)
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one handler: every failure is one line
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        message, code = error_line(exc)
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return code
+
+
+def error_line(exc: BaseException) -> tuple[str, int]:
+    """What to tell the user about ``exc`` on one line, and the exit code: 2 for input they can fix
+    (a misuse, a bad file, a missing extra), 1 for a fault of ours."""
+    from .scoring.client import redact
+
+    if isinstance(exc, ImportError):
+        text, code = missing_extra(exc), 2
+    elif isinstance(exc, (UsageError, ScenarioError, ValueError, OSError, LookupError, TypeError)):
+        text, code = str(exc) or type(exc).__name__, 2
+        if isinstance(exc, (LookupError, TypeError)):  # raised by code that met input of an unexpected shape
+            text = f"unexpected input ({type(exc).__name__}: {text}); run with --debug for the traceback"
+    else:
+        text, code = f"internal error ({type(exc).__name__}: {exc}); run with --debug for the traceback", 1
+    text = " ".join(redact(text).split())
+    return (text if len(text) <= 2000 else text[:2000] + "…"), code
+
+
+def missing_extra(exc: ImportError) -> str:
+    """One line naming the missing module and the extra that installs it (from the package's own
+    metadata, so a new extra needs no change here)."""
+    module = (exc.name or "").split(".")[0]
+    if not module:
+        return str(exc)
+    if "pip install" in str(exc):  # already says what to install
+        return str(exc)
+    extra = extra_for(module)
+    how = f"pip install 'proactivity-gym[{extra}]'" if extra else f"pip install {module}"
+    return f"this needs {module}, which is not installed: {how}"
+
+
+def extra_for(module: str) -> str | None:
+    """The smallest extra of this package whose requirements provide ``module``."""
+    import re
+    from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+
+    try:
+        requirements = requires("proactivity-gym") or []
+    except PackageNotFoundError:
+        return None
+    dists = {d.lower().replace("_", "-") for d in packages_distributions().get(module, [module])}
+    dists.add(module.lower().replace("_", "-"))
+    sizes: dict[str, int] = {}
+    chosen = []
+    for requirement in requirements:
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", requirement)
+        if extra:
+            sizes[extra.group(1)] = sizes.get(extra.group(1), 0) + 1
+            if name in dists and extra.group(1) not in ("all", "test"):
+                chosen.append(extra.group(1))
+    return min(chosen, key=lambda e: sizes[e]) if chosen else None
 
 
 if __name__ == "__main__":
