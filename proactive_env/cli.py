@@ -23,8 +23,15 @@ from .spec.escape import strip_control
 
 def print(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:  # noqa: A001
     """Every ``print`` of this module, with control characters stripped: what the CLI prints (scenario
-    strings, model text, error messages) reaches a terminal, where escape sequences could forge it."""
-    builtins.print(strip_control(sep.join(map(str, values))), end=end, file=file, flush=flush)
+    strings, model text, error messages) reaches a terminal, where escape sequences could forge it.
+    What goes to stderr (errors, notices) is also redacted and kept to one line per call."""
+    text = sep.join(map(str, values))
+    if file is sys.stderr:
+        from .scoring.client import redact
+
+        text = strip_control(redact(text), keep_newlines=False)
+    builtins.print(strip_control(text), end=end, file=file, flush=flush)
+
 
 PROG = "proactivity-gym"
 TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib",
@@ -102,7 +109,11 @@ def _float_above(low: float, inclusive: bool, high: float | None = None):
 _positive_float = _float_above(0.0, inclusive=False)
 _nonnegative_float = _float_above(0.0, inclusive=True)
 _temperature = _float_above(0.0, inclusive=True, high=2.0)  # the OpenAI API's range
+_timeout = _float_above(0.0, inclusive=False, high=86_400.0)
+# Upper bounds: a value past them is a typo, and accepted it would hang (10^20 seeds) or flood.
 MAX_PORT = 65535
+MAX_SEEDS = 10_000
+MAX_RETRIES = 100
 
 
 def _version() -> str:
@@ -189,7 +200,7 @@ def _validate(args) -> int:
 def _add_check(sub) -> None:
     p = sub.add_parser("check", help="play the oracle and baselines on a scenario against the acceptance rules")
     p.add_argument("file", metavar="SCENARIO", help="a scenario file, shipped name or gym id")
-    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per persona")
+    p.add_argument("--seeds", type=_int_at_least(1, MAX_SEEDS), default=3, help="runs per persona")
     p.set_defaults(func=_check)
 
 
@@ -276,10 +287,10 @@ def _add_eval(sub) -> None:
     p.add_argument("--scenarios", default="all", help="'all' or comma-separated names or gym ids "
                    f"({', '.join(shipped_names())}); an id naming a persona selects it")
     p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
-    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per scenario–persona pair")
+    p.add_argument("--seeds", type=_int_at_least(1, MAX_SEEDS), default=3, help="runs per scenario–persona pair")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed (≥ 1000: the test split)")
     p.add_argument("--out", default="results", help="output folder")
-    p.add_argument("--concurrency", type=_int_at_least(1), default=1, help="runs played at once (threads)")
+    p.add_argument("--concurrency", type=_int_at_least(1, 256), default=1, help="runs played at once (threads)")
     p.add_argument("--add", action="store_true",
                    help="add this configuration to an --out folder that holds another one (else refused, with why)")
     p.add_argument("--max-faults", type=_int_at_least(0), default=10,
@@ -304,9 +315,9 @@ def _add_llm_options(p) -> None:
     llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
                      help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
     llm.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature (0 to 2)")
-    llm.add_argument("--max-tokens", type=_int_at_least(1), default=1024, help="per model answer")
-    llm.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request")
-    llm.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed request")
+    llm.add_argument("--max-tokens", type=_int_at_least(1, 1_000_000), default=1024, help="per model answer")
+    llm.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per request")
+    llm.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3, help="further attempts after a failed request")
     llm.add_argument("--rephraser", metavar="MODEL",
                      help="reword the simulated user's replies with this model (never changes a decision)")
     llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
@@ -498,9 +509,9 @@ def _add_rescore(sub) -> None:
                    help="'rubric' or 'openai:MODEL@BASE_URL'; repeat to average judges (default: rubric)")
     p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
     p.add_argument("--cache", help="verdict cache folder (default: ~/.cache/proactivity-gym/judges)")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per LLM request")
-    p.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed LLM request")
-    p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
+    p.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per LLM request")
+    p.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3, help="further attempts after a failed LLM request")
+    p.add_argument("--backoff", type=_float_above(0.0, inclusive=True, high=3600.0), default=1.0,
                    help="seconds before the first retry, doubling after each")
     p.set_defaults(func=_rescore)
 
@@ -674,6 +685,10 @@ def _check_training_args(args) -> None:
     for name in ("timesteps", "eval_freq", "eval_episodes", "n_envs", "checkpoint_freq", "epochs"):
         if hasattr(args, name) and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
+    for name, value in vars(args).items():  # every numeric option: rates, coefficients, counts
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                math.isfinite(value) and value >= 0):
+            raise UsageError(f"--{name.replace('_', '-')}: expected a finite number ≥ 0, got {value!r}")
 
 
 # ---------------------------------------------------------------------------------- report / show

@@ -173,7 +173,9 @@ class EpisodeHost:
         if unknown:
             raise EpisodeError(f"start_episode: unknown arguments {sorted(unknown)}; expected scenario, persona, seed")
         a = self.args
-        scenario, persona = scenario or a.scenario, persona or a.persona
+        # Left out (or null): the server's. Anything else given is checked, never replaced silently.
+        scenario = a.scenario if scenario is None else scenario
+        persona = a.persona if persona is None else persona
         seed = a.seed if seed is None else seed
         if persona not in PERSONAS:
             raise EpisodeError(f"start_episode: persona: expected one of {', '.join(PERSONAS)}, got {persona!r}")

@@ -113,14 +113,14 @@ def _type_error(where: str, schema: dict, value: Any) -> str | None:
     if expected is not None and (not isinstance(value, expected) or (isinstance(value, bool) and kind != "boolean")):
         return f"{where}: expected {'an' if kind[0] in 'aeio' else 'a'} {kind}, got {_json_type(value)}"
     if isinstance(value, dict):
-        missing = [k for k in schema.get("required", []) if k not in value]
-        if missing:
-            return f"{where}: expected the argument {missing[0]!r}"
         known = schema.get("properties")
         unknown = [k for k in value if k not in known] if isinstance(known, dict) else []
         if unknown:  # a misspelt 'about' would otherwise be dropped and the call filed elsewhere
             return f"{where}: unknown argument {str(unknown[0])[:40]!r}{_did_you_mean(unknown[0], known)}; " \
                    f"expected {', '.join(known) or 'no arguments'}"
+        missing = [k for k in schema.get("required", []) if k not in value]
+        if missing:
+            return f"{where}: expected the argument {missing[0]!r}"
         for key, sub in schema.get("properties", {}).items():
             if key in value and (problem := _type_error(f"{where}.{key}", sub, value[key])):
                 return problem
@@ -304,12 +304,12 @@ class ProactivityTextEnv(gym.Env):
         try:
             name, args = parse_call(action)
             self.core._actions.append({"tool": name, "arguments": args})
+            problem = self._check_arguments(name, args)
+            if problem:
+                raise ToolError(problem)
             if name == "wait":
                 wait = True
             else:
-                problem = self._check_arguments(name, args)
-                if problem:
-                    raise ToolError(problem)
                 result = self.toolbox.call(name, args)
         except ToolError as exc:
             invalid, result = True, f"Error: {exc}"
