@@ -434,6 +434,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
 def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
     """A rich table of aggregated rows: % only here, labelled in the headers."""
     from rich.table import Table
+    from rich.text import Text
 
     from .scoring.results import METRICS, display, display_ci, header
 
@@ -444,9 +445,9 @@ def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
     for metric in METRICS:
         table.add_column(header(metric), justify="right", no_wrap=True)
     table.add_column("J 95% CI", justify="right", no_wrap=True)
-    for row in rows:
-        table.add_row(*[str(row[k]) for k in keys], str(row["runs"]), *[display(m, row[m]) for m in METRICS],
-                      display_ci("J", row["J_ci"]))
+    for row in rows:  # names as plain Text: rich would read '[...]' in them as markup (links, styles)
+        table.add_row(*[Text(strip_control(row[k], keep_newlines=False)) for k in keys], str(row["runs"]),
+                      *[display(m, row[m]) for m in METRICS], display_ci("J", row["J_ci"]))
     return table
 
 

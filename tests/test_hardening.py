@@ -70,6 +70,18 @@ def test_the_ansi_timeline_strips_what_the_world_logged():
     assert not any(line.startswith("D9") for line in text.splitlines())  # no forged line of its own
 
 
+def test_the_results_table_prints_names_as_text_not_markup():
+    import io
+
+    rich = pytest.importorskip("rich.console")
+    row = {"agent": "[link=http://evil]x[/link][bold red]" + BAD_CHARS, "runs": 1, "TC": 0.5, "TA": 0.5, "TR_D": 0.5,
+           "TR_J": 3.0, "J": 0.5, "continuation": 0.5, "J_ci": None}
+    console = rich.Console(file=io.StringIO(), force_terminal=True, width=300)
+    console.print(cli.results_table("t", [row], ("agent",)))
+    out = console.file.getvalue()
+    assert "[link=http://evil]" in out and "\x1b]8;" not in out and "\x1b[2J" not in out and "\u202e" not in out
+
+
 @pytest.fixture()
 def evil_board():
     from proactive_env.report.collect import Run
@@ -353,8 +365,10 @@ def test_the_main_jobs_extra_holds_what_report_and_show_need():
         tomllib = pytest.importorskip("tomli")
     root = Path(__file__).resolve().parents[1]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert "eval" in (root / "scripts" / "setup.sh").read_text() or "eval" in (root / "scripts" / "eval.sh").read_text()
-    names = {r.split(">")[0].split("=")[0].split("[")[0] for r in extras["eval"]}
+    import re
+
+    extra = re.search(r"setup\.sh\s+([\w,]+)", (root / "scripts" / "eval.sh").read_text()).group(1)
+    names = {r.split(">")[0].split("=")[0].split("[")[0] for e in extra.split(",") for r in extras[e]}
     assert {"rich", "matplotlib", "jinja2"} <= names
 
 
