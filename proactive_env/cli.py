@@ -81,7 +81,7 @@ def _int_at_least(low: int, high: int | None = None):
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {strip_control(text)[:40]!r}") from None
         if value < low or (high is not None and value > high):
-            within = f"from {low} to {high}" if high is not None else f"≥ {low}"
+            within = f"≥ {low}" + (f" and ≤ {high}" if high is not None else "")
             raise argparse.ArgumentTypeError(f"expected an integer {within}, got {value}")
         return value
 
