@@ -388,3 +388,14 @@ def test_an_llm_agents_huge_answers_are_capped_in_window_and_transcript():
     kept = [m.get("content") or "" for m in trajectory["transcript"] if m["role"] == "assistant"]
     assert max(map(len, kept)) <= MAX_CONTENT + 60 and "characters cut" in kept[0]
     assert biggest < 200_000  # the briefing, the window of capped turns; not the 1 MB answers
+
+
+def test_run_uses_the_rephraser_it_is_given(tmp_path, capsys):
+    from openai_server import tool_call
+
+    with FakeOpenAI(lambda request: [tool_call("wait", {})] if request.get("tools") else "Sure.") as server:
+        saved = tmp_path / "t.json"
+        assert cli.main(["run", "--agent", "openai:m", "--base-url", server.base_url, "--rephraser", "r",
+                         "--retries", "0", "--save", str(saved)]) == 0
+    trajectory = json.loads(saved.read_text())
+    assert trajectory["rephraser"]["model"] == "r"  # before: --rephraser was parsed and never used
