@@ -915,6 +915,7 @@ def main(argv: list[str] | None = None) -> int:
     elif rest:
         parser.parse_args(argv)  # reports the unknown arguments and exits
     try:
+        _refuse_unused_options(parser, args)
         return args.func(args)
     except KeyboardInterrupt:  # Ctrl-C outside the evaluation loop (which says more itself)
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
@@ -929,6 +930,31 @@ def main(argv: list[str] | None = None) -> int:
         message, code = error_line(exc)
         print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
         return code
+
+
+def _llm_judged(args) -> bool:
+    return any(str(spec).startswith("openai:") for spec in args.judge or [])
+
+
+# Options that only some uses of a command read: (command, options, whether they are read, why not).
+# A non-default value where it is not read is refused: every option is used or refused. (The LLM
+# endpoint options of run and eval depend on the agents: ``_refuse_unused_llm_options``.)
+CONDITIONAL_OPTIONS = (
+    ("show", ("out", "formats"), lambda a: not a.transcript, "`show --transcript` prints the conversation and "
+     "writes no file"),
+    ("rescore", ("timeout", "retries", "backoff", "cache"), _llm_judged, "they apply to LLM judges "
+     "(--judge openai:MODEL@URL) only"),
+)
+
+
+def _refuse_unused_options(parser: Parser, args) -> None:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, options, read, why in CONDITIONAL_OPTIONS:
+        if args.command != command or read(args):
+            continue
+        given = [o for o in options if getattr(args, o, None) != sub.choices[command].get_default(o)]
+        if given:
+            raise UsageError(f"{', '.join('--' + o.replace('_', '-') for o in given)}: not used here; {why}")
 
 
 def error_line(exc: BaseException) -> tuple[str, int]:

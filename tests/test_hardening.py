@@ -245,6 +245,10 @@ def test_the_validator_refuses_impossible_timelines(edit, where):
     ["run", "--agent", "noop", "--base-url", "http://127.0.0.1:9/v1"],
     ["eval", "--agents", "noop", "--scenarios", "monitor", "--seeds", "1", "--max-tokens", "5"],
     ["run", "--agent", "openai:m", "--rephraser-base-url", "http://127.0.0.1:9/v1"],
+    ["show", "x.json", "--transcript", "--formats", "svg"],
+    ["rescore", ".", "--out", "r.json", "--timeout", "5"],
+    ["rescore", ".", "--out", "r.json", "--judge", "rubric", "--cache", "c"],
+    ["mcp", "--host", "0.0.0.0"],
 ])
 def test_an_option_nothing_uses_is_refused(argv, capsys, tmp_path):
     assert cli.main([*argv, "--out", str(tmp_path)] if argv[0] == "eval" else argv) == 2
