@@ -317,7 +317,8 @@ def _add_llm_options(p) -> None:
     llm.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature (0 to 2)")
     llm.add_argument("--max-tokens", type=_int_at_least(1, 1_000_000), default=1024, help="per model answer")
     llm.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per request")
-    llm.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3, help="further attempts after a failed request")
+    llm.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3,
+                     help="further attempts after a failed request")
     llm.add_argument("--rephraser", metavar="MODEL",
                      help="reword the simulated user's replies with this model (never changes a decision)")
     llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
@@ -511,7 +512,8 @@ def _add_rescore(sub) -> None:
     p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
     p.add_argument("--cache", help="verdict cache folder (default: ~/.cache/proactivity-gym/judges)")
     p.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per LLM request")
-    p.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3, help="further attempts after a failed LLM request")
+    p.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3,
+                   help="further attempts after a failed LLM request")
     p.add_argument("--backoff", type=_float_above(0.0, inclusive=True, high=3600.0), default=1.0,
                    help="seconds before the first retry, doubling after each")
     p.set_defaults(func=_rescore)

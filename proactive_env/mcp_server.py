@@ -305,7 +305,8 @@ def build_server(episode: EpisodeHost) -> Server:
                 text, error = f"Error: {exc}", True
             except Exception as exc:  # a fault of ours: the agent hears of it and the server stays up
                 traceback.print_exc(file=sys.stderr)
-                text, error = f"Error: the server failed on this call ({type(exc).__name__}; see the server's log)", True
+                text = f"Error: the server failed on this call ({type(exc).__name__}; see the server's log)"
+                error = True
             changed = episode.made != before
         if changed:
             try:  # another scenario or persona: the tools are listed anew

@@ -168,10 +168,12 @@ def text_cases(tools: list[dict]) -> Iterator[tuple[str, dict, str]]:
         for key, spec in props.items():
             kind = spec.get("type")
             if kind in WRONG_TYPES:
-                yield f"{name}.{key} as the wrong type", {"tool": name, "arguments": {**good, key: WRONG_TYPES[kind]}}, key
+                wrong = {"tool": name, "arguments": {**good, key: WRONG_TYPES[kind]}}
+                yield f"{name}.{key} as the wrong type", wrong, key
             typo = key[:-2] + key[-1] + key[-2] if len(key) > 2 else key + "x"
             if typo != key and typo not in props:
-                yield f"{name}.{key} misspelt", {"tool": name, "arguments": {**_without(good, key), typo: good[key]}}, typo
+                misspelt = {"tool": name, "arguments": {**_without(good, key), typo: good[key]}}
+                yield f"{name}.{key} misspelt", misspelt, typo
         yield f"{name} with an unknown key", {"tool": name, "arguments": {**good, "zz_unknown": 1}}, "zz_unknown"
         yield f"{name} with 'args' too", {"tool": name, "arguments": good, "args": {}}, "args"
         yield f"{name} with 'name' too", {"tool": name, "name": "wait", "arguments": good}, "name"

@@ -57,8 +57,8 @@ def _metric_matrix(board: Leaderboard, metric: str) -> list[str]:
     for row in board.overall:
         values = [display(metric, cell[(row["agent"], s)][metric]) if (row["agent"], s) in cell else "—"
                   for s in scenarios]
-        lines.append(f"| {md_cell(row['agent'])} | {display(metric, row[metric])} {display_ci(metric, row[f'{metric}_ci'])} | "
-                     + " | ".join(values) + " |")
+        overall = f"{display(metric, row[metric])} {display_ci(metric, row[f'{metric}_ci'])}"
+        lines.append(f"| {md_cell(row['agent'])} | {overall} | " + " | ".join(values) + " |")
     return lines
 
 
