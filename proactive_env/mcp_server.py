@@ -38,6 +38,7 @@ from mcp.server.lowlevel import Server
 from .baselines.llm import SYSTEM_PROMPT
 from .evaluate import RunKey, make_env
 from .scoring import write_json_atomic
+from .scoring.client import redact
 from .spec import PERSONAS, ScenarioError, shipped_names
 from .spec.escape import inside, strip_control
 
@@ -103,6 +104,11 @@ def _shown(value: Any) -> str:
     """A client's value as an error quotes it: one line, at most 80 characters."""
     text = strip_control(repr(value), keep_newlines=False)
     return text if len(text) <= 80 else text[:80] + "…"
+
+
+def _log(text: str, one_line: bool = True) -> None:
+    """A line of the server's log (stderr): redacted, without control characters."""
+    print(strip_control(redact(text), keep_newlines=not one_line), file=sys.stderr, flush=True)
 
 
 def is_loopback(host: str) -> bool:
@@ -202,7 +208,7 @@ class EpisodeHost:
         try:
             return make_env(path, persona, "text")
         except Exception as exc:  # a broken file: the agent may try another
-            print(f"start_episode: {strip_control(exc, keep_newlines=False)}", file=sys.stderr, flush=True)
+            _log(f"start_episode: {exc}")
             where = f" at {exc.path}" if isinstance(exc, ScenarioError) and exc.path else ""
             raise EpisodeError(f"start_episode: scenario {_shown(scenario)}: not a valid scenario file{where}; "
                                "the server's log says more") from None
@@ -304,7 +310,7 @@ def build_server(episode: EpisodeHost) -> Server:
             except EpisodeError as exc:
                 text, error = f"Error: {exc}", True
             except Exception as exc:  # a fault of ours: the agent hears of it and the server stays up
-                traceback.print_exc(file=sys.stderr)
+                _log(traceback.format_exc(), one_line=False)
                 text = f"Error: the server failed on this call ({type(exc).__name__}; see the server's log)"
                 error = True
             changed = episode.made != before
@@ -389,10 +395,10 @@ def serve(args: McpArgs) -> None:
     episode = EpisodeHost(args)
     server = build_server(episode)
     where = "stdio" if args.transport == "stdio" else f"http://{args.host}:{args.port}/mcp"
-    print(f"proactivity-gym mcp: {args.scenario} ({args.persona}, seed {args.seed}) on {where}; finished "
-          f"episodes are saved under {Path(args.out) / 'trajectories' / args.agent}", file=sys.stderr, flush=True)
+    _log(f"proactivity-gym mcp: {args.scenario} ({args.persona}, seed {args.seed}) on {where}; finished "
+         f"episodes are saved under {Path(args.out) / 'trajectories' / args.agent}")
     for line in boundary_notes(args):
-        print(f"proactivity-gym mcp: {line}", file=sys.stderr, flush=True)
+        _log(f"proactivity-gym mcp: {line}")
     try:
         if args.transport == "stdio":
             anyio.run(_serve_stdio, server)
