@@ -179,6 +179,6 @@ def load_bc_agent(spec: str) -> BCAgent:
         saved = torch.load(path, map_location="cpu", weights_only=True)
         policy = BCPolicy(saved["n_inputs"], saved["n_actions"], saved["hidden"])
         policy.load_state_dict(saved["state_dict"])
-    except (RuntimeError, KeyError, TypeError, pickle.UnpicklingError) as exc:
+    except (RuntimeError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as exc:  # EOF: an empty file
         raise ValueError(f"{spec}: {path} is not a BC policy saved by `proactivity-gym train --algo bc` ({exc})") from None
     return BCAgent(policy, name=spec)

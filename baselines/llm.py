@@ -4,6 +4,11 @@ The conversation is a system prompt, the env's first observation (the briefing) 
 message, then one assistant tool call per step, each answered by a ``tool`` message carrying the
 next observation. Episodes run for hundreds of steps, so only the latest ``window`` turns are sent
 after the briefing; the trajectory keeps the whole conversation (``transcript``). An answer without a tool call is played as ``wait`` and counted.
+
+What the model writes is bounded where it is kept (the window, so every request, and the
+transcript): text beside or instead of a tool call is cut at ``MAX_CONTENT`` characters and a tool
+name at ``MAX_NAME``, each cut marked ``[… N characters cut]``; arguments over the env's
+``MAX_ACTION`` are replaced by a note of their size (the env refuses such a call anyway).
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ moves on to the next moment that needs you.
 WAIT = json.dumps({"tool": "wait", "arguments": {}})
 NO_CALL = "(You answered without a tool call; that counts as wait.)\n"
 WINDOW = 20  # turns (assistant call + observation) kept after the briefing
+MAX_CONTENT = 2000  # characters of an answer's text kept in the window and the transcript
+MAX_NAME = 64  # characters of a tool name kept (the env reads no more)
 
 
 class OpenAIAgent:
@@ -58,6 +65,8 @@ class OpenAIAgent:
                  backoff: float = 1.0, window: int = WINDOW):
         if window < 1 or max_tokens < 1:
             raise ValueError(f"expected window >= 1 and max_tokens >= 1, got {window} and {max_tokens}")
+        if not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:  # NaN fails too
+            raise ValueError(f"temperature: expected a number from 0 to 2, got {temperature!r}")
         self.name = f"openai:{model}"
         self.endpoint = Endpoint(model, base_url, api_key_env, timeout, retries, backoff)
         self.temperature, self.max_tokens, self.window = temperature, max_tokens, window
@@ -126,19 +135,26 @@ class OpenAIAgent:
         if not calls:
             self.no_tool_call += 1
             self._call_id = None
-            self._turns.append([{"role": "assistant", "content": message.content or ""}])
+            self._turns.append([{"role": "assistant", "content": _capped(message.content or "", MAX_CONTENT)}])
             self.transcript.append(self._turns[-1][0])
             return WAIT
         call, self._dropped = calls[0], len(calls) - 1
         self.extra_tool_calls += self._dropped
         self._call_id = call.id or f"call_{self._client.usage.calls}"  # some servers send no id
-        name, arguments = call.function.name or "", call.function.arguments or "{}"
+        name, arguments = _capped(call.function.name or "", MAX_NAME), call.function.arguments or "{}"
         kept = arguments if len(arguments) <= MAX_ACTION else _oversized(arguments)  # never resent nor saved whole
-        self._turns.append([{"role": "assistant", "content": message.content, "tool_calls": [
+        content = None if message.content is None else _capped(message.content, MAX_CONTENT)
+        self._turns.append([{"role": "assistant", "content": content, "tool_calls": [
             {"id": self._call_id, "type": "function", "function": {"name": name, "arguments": kept}}]}])
         sent = self._turns[-1][0]
         self.transcript.append({**sent, "tool_calls": [{**sent["tool_calls"][0], "id": self._saved_id(next_call=True)}]})
         return json.dumps({"name": name, "arguments": arguments})
+
+
+def _capped(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, the cut marked with how much was dropped."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}[… {len(text) - limit} characters cut]"
 
 
 def _oversized(arguments: str) -> str:

@@ -290,5 +290,8 @@ def finish(model, args, scorer: ScoreEvalCallback, algo: str) -> Path:
 
 
 def make_single_env(env_id: str, flat: bool, kwargs: dict | None = None) -> gym.Env:
-    env = gym.make(env_id, **(kwargs or {}))
+    try:
+        env = gym.make(env_id, **(kwargs or {}))
+    except TypeError as exc:  # an argument the env does not take
+        raise ValueError(f"--env-kwargs {json.dumps(kwargs)}: {env_id} does not take them ({exc})") from None
     return FlattenObservation(env) if flat else env

@@ -9,13 +9,29 @@ stderr, ``proactivity-gym <command>: error: ...``, and exit code 2.
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
+import math
 import os
 import signal
 import sys
 from pathlib import Path
 
 from .spec import PERSONAS, SUITE_VERSION, ScenarioError, json_schema, load_file, shipped_names
+from .spec.escape import strip_control
+
+
+def print(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:  # noqa: A001
+    """Every ``print`` of this module, with control characters stripped: what the CLI prints (scenario
+    strings, model text, error messages) reaches a terminal, where escape sequences could forge it.
+    What goes to stderr (errors, notices) is also redacted and kept to one line per call."""
+    text = sep.join(map(str, values))
+    if file is sys.stderr:
+        from .scoring.client import redact
+
+        text = strip_control(redact(text), keep_newlines=False)
+    builtins.print(strip_control(text), end=end, file=file, flush=flush)
+
 
 PROG = "proactivity-gym"
 TRAINERS = {"maskable-ppo": "train_maskable_ppo", "ppo": "train_ppo", "dqn": "train_dqn", "rllib-ppo": "train_rllib",
@@ -59,28 +75,32 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _int_at_least(low: int):
+def _int_at_least(low: int, high: int | None = None):
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer ≥ {low}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected an integer, got {strip_control(text)[:40]!r}") from None
+        if value < low or (high is not None and value > high):
+            within = f"≥ {low}" + (f" and ≤ {high}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"expected an integer {within}, got {value}")
         return value
 
     parse.__name__ = "int"
     return parse
 
 
-def _float_above(low: float, inclusive: bool):
+def _float_above(low: float, inclusive: bool, high: float | None = None):
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if value < low or (value == low and not inclusive):
-            raise argparse.ArgumentTypeError(f"expected a number {'≥' if inclusive else '>'} {low:g}, got {value:g}")
+            raise argparse.ArgumentTypeError(f"expected a number, got {strip_control(text)[:40]!r}") from None
+        within = f"{'≥' if inclusive else '>'} {low:g}" + (f" and ≤ {high:g}" if high is not None else "")
+        if not math.isfinite(value):  # NaN passes every comparison below and would poison the manifest
+            raise argparse.ArgumentTypeError(f"expected a finite number {within}, got {text!r}")
+        if value < low or (value == low and not inclusive) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a number {within}, got {value:g}")
         return value
 
     parse.__name__ = "float"
@@ -89,6 +109,12 @@ def _float_above(low: float, inclusive: bool):
 
 _positive_float = _float_above(0.0, inclusive=False)
 _nonnegative_float = _float_above(0.0, inclusive=True)
+_temperature = _float_above(0.0, inclusive=True, high=2.0)  # the OpenAI API's range
+_timeout = _float_above(0.0, inclusive=False, high=86_400.0)
+# Upper bounds: a value past them is a typo, and accepted it would hang (10^20 seeds) or flood.
+MAX_PORT = 65535
+MAX_SEEDS = 10_000
+MAX_RETRIES = 100
 
 
 def _version() -> str:
@@ -165,7 +191,7 @@ def _validate(args) -> int:
 def _add_check(sub) -> None:
     p = sub.add_parser("check", help="play the oracle and baselines on a scenario against the acceptance rules")
     p.add_argument("file", metavar="SCENARIO", help="a scenario file, shipped name or gym id")
-    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per persona")
+    p.add_argument("--seeds", type=_int_at_least(1, MAX_SEEDS), default=3, help="runs per persona")
     p.set_defaults(func=_check)
 
 
@@ -221,8 +247,10 @@ def _run(args) -> int:
     from .scoring import write_json_atomic
 
     scenario, persona = _scenario_and_persona(args)
-    agent = _make_agent(args.agent, **_llm_options(args)[0])
-    env = make_env(scenario, persona, getattr(agent, "face", "structured"))
+    llm_options, text_options = _llm_options(args)
+    agent = _make_agent(args.agent, **llm_options)
+    _llm_options(args, [agent])  # refuses what this agent does not use
+    env = make_env(scenario, persona, getattr(agent, "face", "structured"), text_options)
     obs, info = env.reset(seed=args.seed)
     agent.reset(env.unwrapped, args.seed)
     terminated = truncated = False
@@ -250,12 +278,12 @@ def _add_eval(sub) -> None:
     p.add_argument("--scenarios", default="all", help="'all' or comma-separated shipped names, scenario files "
                    f"or gym ids ({', '.join(shipped_names())}); an id naming a persona selects it")
     p.add_argument("--personas", default="all", help=f"'all' or comma-separated from {', '.join(PERSONAS)}")
-    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="runs per scenario–persona pair")
+    p.add_argument("--seeds", type=_int_at_least(1, MAX_SEEDS), default=3, help="runs per scenario–persona pair")
     p.add_argument("--seed", type=_int_at_least(0), default=TEST_SEED,
                    help=f"first seed: ≥ {TEST_SEED} is the test split (the benchmark's numbers), below it the "
                         "training seeds")
     p.add_argument("--out", default="results", help="output folder")
-    p.add_argument("--concurrency", type=_int_at_least(1), default=1, help="runs played at once (threads)")
+    p.add_argument("--concurrency", type=_int_at_least(1, 256), default=1, help="runs played at once (threads)")
     p.add_argument("--add", action="store_true",
                    help="add this configuration to an --out folder that holds another one (else refused, with why)")
     p.add_argument("--max-faults", type=_int_at_least(0), default=10,
@@ -279,10 +307,11 @@ def _add_llm_options(p) -> None:
                                         "(default: the openai client's, OPENAI_BASE_URL or api.openai.com)")
     llm.add_argument("--api-key-env", default="OPENAI_API_KEY",
                      help="the environment variable holding the API key (unset: 'EMPTY', for local servers)")
-    llm.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    llm.add_argument("--max-tokens", type=_int_at_least(1), default=1024, help="per model answer")
-    llm.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per request")
-    llm.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed request")
+    llm.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature (0 to 2)")
+    llm.add_argument("--max-tokens", type=_int_at_least(1, 1_000_000), default=1024, help="per model answer")
+    llm.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per request")
+    llm.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3,
+                     help="further attempts after a failed request")
     llm.add_argument("--rephraser", metavar="MODEL",
                      help="reword the simulated user's replies with this model (never changes a decision)")
     llm.add_argument("--rephraser-base-url", help="the rephraser's endpoint (default: --base-url)")
@@ -344,8 +373,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     llm_options, text_options = _llm_options(args)
     llm_options = {**llm_options, "trust_model_files": args.trust_model_files}
     agents, scenarios, personas = _eval_plan(args)
-    for agent in agents:
-        _make_agent(agent, **llm_options)
+    _llm_options(args, [_make_agent(agent, **llm_options) for agent in agents])  # refuses unused options
     if text_options:
         from .envs.rephrase import OpenAIRephraser
 
@@ -417,6 +445,7 @@ def split_line(first: int, count: int) -> str:
 def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
     """A rich table of aggregated rows: % only here, labelled in the headers."""
     from rich.table import Table
+    from rich.text import Text
 
     from .scoring.results import METRICS, display, display_ci, header
 
@@ -427,9 +456,9 @@ def results_table(title: str, rows: list[dict], keys: tuple[str, ...]):
     for metric in METRICS:
         table.add_column(header(metric), justify="right", no_wrap=True)
     table.add_column("J 95% CI", justify="right", no_wrap=True)
-    for row in rows:
-        table.add_row(*[str(row[k]) for k in keys], str(row["runs"]), *[display(m, row[m]) for m in METRICS],
-                      display_ci("J", row["J_ci"]))
+    for row in rows:  # names as plain Text: rich would read '[...]' in them as markup (links, styles)
+        table.add_row(*[Text(strip_control(row[k], keep_newlines=False)) for k in keys], str(row["runs"]),
+                      *[display(m, row[m]) for m in METRICS], display_ci("J", row["J_ci"]))
     return table
 
 
@@ -446,16 +475,42 @@ def _exit_on_signal(out: Path):
     return handler
 
 
-def _llm_options(args) -> tuple[dict, dict | None]:
+LLM_DEFAULTS = {"base_url": None, "api_key_env": "OPENAI_API_KEY", "temperature": 0.0, "max_tokens": 1024,
+                "timeout": 60.0, "retries": 3}  # as declared in _add_llm_options
+
+
+def _llm_options(args, agents: list | None = None) -> tuple[dict, dict | None]:
     """The endpoint flags as ``make_agent`` options for openai: agents, and the text env's
-    options (the rephraser, on the same endpoint unless --rephraser-base-url says otherwise)."""
+    options (the rephraser, on the same endpoint unless --rephraser-base-url says otherwise).
+    With the agents they serve (specs or made agents), an option none of them uses is refused."""
     endpoint = {"base_url": args.base_url, "api_key_env": args.api_key_env, "timeout": args.timeout,
                 "retries": args.retries}
     agent = {**endpoint, "temperature": args.temperature, "max_tokens": args.max_tokens}
+    if agents is not None:
+        _refuse_unused_llm_options(args, agents)
     if not args.rephraser:
         return agent, None
     rephraser = {**endpoint, "model": args.rephraser, "base_url": args.rephraser_base_url or args.base_url}
     return agent, {"rephraser": rephraser}
+
+
+def _refuse_unused_llm_options(args, agents: list) -> None:
+    """Every option is used or refused: a flag that no agent of the run reads is a mistake (a
+    ``--rephraser`` with only structured-face agents would otherwise change nothing, silently)."""
+    names = [getattr(a, "name", a) for a in agents]
+    if args.rephraser_base_url and not args.rephraser:
+        raise UsageError("--rephraser-base-url: expected --rephraser MODEL beside it")
+    if args.rephraser and not any(getattr(a, "face", "structured") == "text" for a in agents):
+        raise UsageError(f"--rephraser rewords the user's replies on the text face; none of {', '.join(names)} "
+                         "plays it (openai:MODEL and text-face baselines do)")
+    rephrased = bool(args.rephraser)  # the endpoint flags serve the rephraser too
+    if any(str(n).startswith("openai:") for n in names) or rephrased:
+        return
+    given = [k for k, default in LLM_DEFAULTS.items() if getattr(args, k) != default]
+    if given:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise UsageError(f"{flags}: used by openai:MODEL agents and the rephraser only; none of {', '.join(names)} "
+                         "is one")
 
 
 # ---------------------------------------------------------------------------------- rescore
@@ -466,9 +521,10 @@ def _add_rescore(sub) -> None:
                    help="'rubric' or 'openai:MODEL@BASE_URL'; repeat to average judges (default: rubric)")
     p.add_argument("--out", required=True, help="the rescored results file (results.json format)")
     p.add_argument("--cache", help="verdict cache folder (default: ~/.cache/proactivity-gym/judges)")
-    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per LLM request")
-    p.add_argument("--retries", type=_int_at_least(0), default=3, help="further attempts after a failed LLM request")
-    p.add_argument("--backoff", type=_nonnegative_float, default=1.0,
+    p.add_argument("--timeout", type=_timeout, default=60.0, help="seconds per LLM request")
+    p.add_argument("--retries", type=_int_at_least(0, MAX_RETRIES), default=3,
+                   help="further attempts after a failed LLM request")
+    p.add_argument("--backoff", type=_float_above(0.0, inclusive=True, high=3600.0), default=1.0,
                    help="seconds before the first retry, doubling after each")
     p.add_argument("--trust-log", action="store_true", help="score each log as recorded, without replaying its "
                    "actions to check them (faster; a forged log is then not detected)")
@@ -666,6 +722,10 @@ def _check_training_args(args) -> None:
     for name in ("timesteps", "eval_freq", "eval_episodes", "n_envs", "checkpoint_freq", "epochs"):
         if hasattr(args, name) and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(args, name)}")
+    for name, value in vars(args).items():  # every numeric option: rates, coefficients, counts
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                math.isfinite(value) and value >= 0):
+            raise UsageError(f"--{name.replace('_', '-')}: expected a finite number ≥ 0, got {value!r}")
 
 
 # ---------------------------------------------------------------------------------- report / show
@@ -776,10 +836,17 @@ def _add_mcp(sub) -> None:
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed (start_episode may change it)")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (the harness starts this command) or streamable HTTP at http://HOST:PORT/mcp")
-    p.add_argument("--host", default="127.0.0.1", help="HTTP only: the address to listen on")
-    p.add_argument("--port", type=_int_at_least(1), default=8000, help="HTTP only: the port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP only: the address to listen on (beyond loopback: "
+                   "needs --allow-remote)")
+    p.add_argument("--port", type=_int_at_least(1, MAX_PORT), default=8000, help="HTTP only: the port to listen on")
     p.add_argument("--out", default="results/mcp", help="output folder, as eval's")
     p.add_argument("--agent", default="mcp", help="the name saved episodes are filed under (e.g. one per harness)")
+    p.add_argument("--scenario-dir", action="append", default=[], metavar="DIR",
+                   help="start_episode may load scenario files under DIR (repeatable); without it, shipped names only")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="HTTP only: allow a --host beyond loopback; every request must then carry the bearer token")
+    p.add_argument("--token-env", default="PROACTIVITY_GYM_MCP_TOKEN", metavar="VAR",
+                   help="HTTP only: the environment variable holding the bearer token (checked whenever it is set)")
     p.set_defaults(func=_mcp)
 
 
@@ -790,8 +857,12 @@ def _mcp(args) -> int:
         raise UsageError(f"needs the mcp extra ({exc.name} is missing): pip install -e '.[mcp]'") from None
     scenario, persona = _scenario_and_persona(args)
     try:
+        if args.transport == "stdio" and (args.allow_remote or args.host != "127.0.0.1" or args.port != 8000):
+            raise UsageError("--host, --port and --allow-remote: expected --transport http beside them")
         serve(McpArgs(scenario=scenario, persona=persona, seed=args.seed, out=Path(args.out), agent=args.agent,
-                      transport=args.transport, host=args.host, port=args.port))
+                      transport=args.transport, host=args.host, port=args.port,
+                      scenario_dirs=tuple(Path(d) for d in args.scenario_dir), allow_remote=args.allow_remote,
+                      token_env=args.token_env))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
@@ -827,7 +898,7 @@ def _play(args) -> int:
         return 0
     path = Path(args.session)
     setup = {"scenario": scenario, "persona": persona, "seed": args.seed}
-    session = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {**setup, "calls": []}
+    session = _load_session(path) if path.exists() else {**setup, "calls": []}
     if {k: session.get(k) for k in setup} != setup:
         raise UsageError(f"{path}: a session of {', '.join(f'{k}={session.get(k)}' for k in setup)}; "
                          f"expected {', '.join(f'{k}={v}' for k, v in setup.items())}")
@@ -856,6 +927,22 @@ def _play(args) -> int:
     return 0
 
 
+def _load_session(path: Path) -> dict:
+    """A session file as ``play`` writes it: an object with scenario, persona, seed and the list of
+    calls so far (each one JSON text); anything else is refused before it is overwritten."""
+    try:
+        session = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: expected a session file (JSON) written by `{PROG} play`: {exc}") from None
+    expected = f"expected a session file written by `{PROG} play`: an object with scenario, persona, seed and calls"
+    if not isinstance(session, dict):
+        raise UsageError(f"{path}: {expected}, got a JSON {type(session).__name__}")
+    calls = session.get("calls")
+    if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
+        raise UsageError(f"{path}: calls: {expected}; 'calls' must be a list of tool calls as JSON text")
+    return session
+
+
 # ---------------------------------------------------------------------------------- main
 SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add_rescore, _add_train, _add_dataset,
                _add_report, _add_show, _add_mcp, _add_play)
@@ -864,30 +951,119 @@ SUBCOMMANDS = (_add_validate, _add_check, _add_schema, _add_run, _add_eval, _add
 def build_parser() -> Parser:
     parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--debug", action="store_true", help="on an error, show the traceback too")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
+    for command in sub.choices.values():  # `proactivity-gym eval --debug` works as well as before the command
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Whatever goes wrong ends in one line on stderr (control characters
+    stripped, credentials redacted) and exit code 2 for input the user can fix, 1 for a fault of
+    ours; ``--debug`` adds the traceback."""
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if getattr(args, "passthrough", False):
-        args.rest = rest
+        args.rest = [a for a in rest if a != "--debug"]
     elif rest:
         parser.parse_args(argv)  # reports the unknown arguments and exits
     try:
+        _refuse_unused_options(parser, args)
         return args.func(args)
-    except (UsageError, ScenarioError) as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as exc:  # bad input met deeper down: one line, never a traceback
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:  # Ctrl-C outside the evaluation loop (which says more itself)
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one handler: every failure is one line
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        message, code = error_line(exc)
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return code
+
+
+def _llm_judged(args) -> bool:
+    return any(str(spec).startswith("openai:") for spec in args.judge or [])
+
+
+# Options that only some uses of a command read: (command, options, whether they are read, why not).
+# A non-default value where it is not read is refused: every option is used or refused. (The LLM
+# endpoint options of run and eval depend on the agents: ``_refuse_unused_llm_options``.)
+CONDITIONAL_OPTIONS = (
+    ("show", ("out", "formats"), lambda a: not a.transcript, "`show --transcript` prints the conversation and "
+     "writes no file"),
+    ("rescore", ("timeout", "retries", "backoff", "cache"), _llm_judged, "they apply to LLM judges "
+     "(--judge openai:MODEL@URL) only"),
+)
+
+
+def _refuse_unused_options(parser: Parser, args) -> None:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, options, read, why in CONDITIONAL_OPTIONS:
+        if args.command != command or read(args):
+            continue
+        given = [o for o in options if getattr(args, o, None) != sub.choices[command].get_default(o)]
+        if given:
+            raise UsageError(f"{', '.join('--' + o.replace('_', '-') for o in given)}: not used here; {why}")
+
+
+def error_line(exc: BaseException) -> tuple[str, int]:
+    """What to tell the user about ``exc`` on one line, and the exit code: 2 for input they can fix
+    (a misuse, a bad file, a missing extra), 1 for a fault of ours."""
+    from .scoring.client import redact
+
+    if isinstance(exc, ImportError):
+        text, code = missing_extra(exc), 2
+    elif isinstance(exc, (UsageError, ScenarioError, ValueError, OSError, LookupError, TypeError)):
+        text, code = str(exc) or type(exc).__name__, 2
+        if isinstance(exc, (LookupError, TypeError)):  # raised by code that met input of an unexpected shape
+            text = f"unexpected input ({type(exc).__name__}: {text}); run with --debug for the traceback"
+    else:
+        text, code = f"internal error ({type(exc).__name__}: {exc}); run with --debug for the traceback", 1
+    text = " ".join(redact(text).split())
+    return (text if len(text) <= 2000 else text[:2000] + "…"), code
+
+
+def missing_extra(exc: ImportError) -> str:
+    """One line naming the missing module and the extra that installs it (from the package's own
+    metadata, so a new extra needs no change here)."""
+    module = (exc.name or "").split(".")[0]
+    if not module:
+        return str(exc)
+    if "pip install" in str(exc):  # already says what to install
+        return str(exc)
+    extra = extra_for(module)
+    how = f"pip install 'proactivity-gym[{extra}]'" if extra else f"pip install {module}"
+    return f"this needs {module}, which is not installed: {how}"
+
+
+def extra_for(module: str) -> str | None:
+    """The smallest extra of this package whose requirements provide ``module``."""
+    import re
+    from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+
+    try:
+        requirements = requires("proactivity-gym") or []
+    except PackageNotFoundError:
+        return None
+    dists = {d.lower().replace("_", "-") for d in packages_distributions().get(module, [module])}
+    dists.add(module.lower().replace("_", "-"))
+    sizes: dict[str, int] = {}
+    chosen = []
+    for requirement in requirements:
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)", requirement)
+        if extra:
+            sizes[extra.group(1)] = sizes.get(extra.group(1), 0) + 1
+            if name in dists and extra.group(1) not in ("all", "test"):
+                chosen.append(extra.group(1))
+    return min(chosen, key=lambda e: sizes[e]) if chosen else None
 
 
 if __name__ == "__main__":

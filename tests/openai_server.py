@@ -7,8 +7,9 @@ A reply spec is one of:
 
 * ``str`` — the assistant's content;
 * ``list`` of ``tool_call(name, {...})`` — an assistant message with tool calls;
-* ``Reply(...)`` — anything else: an HTTP error status, a delay before answering (to provoke
-  client timeouts), a raw (e.g. malformed) body, or content plus tool calls.
+* ``Reply(...)`` — anything else: an HTTP error status (optionally quoting the Authorization
+  header it was sent, ``echo_auth``), a delay before answering (to provoke client timeouts), a raw
+  (e.g. malformed) body, or content plus tool calls.
 
 Every request is recorded (``server.seen``; ``server.requests`` holds the chat request bodies).
 Use it as a context manager (``with FakeOpenAI() as server: server.base_url``) or through the
@@ -17,10 +18,12 @@ Use it as a context manager (``with FakeOpenAI() as server: server.base_url``) o
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,6 +43,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     finish_reason: str | None = None
     trickle: float = 0.0  # seconds between the body's bytes (a server that answers, but slowly)
+    echo_auth: bool = False  # the error body quotes the Authorization header: raw, base64 and URL-encoded
 
 
 Spec = str | list | Reply
@@ -198,7 +202,14 @@ class FakeOpenAI:
                 if reply.raw is not None:
                     return self._send(reply.status, reply.raw, reply.headers)
                 if reply.status != 200:
-                    body = {"error": {"message": f"scripted error {reply.status}", "type": "server_error"}}
+                    message = f"scripted error {reply.status}"
+                    if reply.echo_auth:  # a careless server that quotes the credentials it was sent
+                        auth = self.headers.get("Authorization", "")
+                        token = auth.partition(" ")[2]
+                        message += (f"; you sent {auth!r}, base64 {base64.b64encode(auth.encode()).decode()}, "
+                                    f"token base64 {base64.b64encode(token.encode()).decode()}, "
+                                    f"url-encoded {urllib.parse.quote(token, safe='')}")
+                    body = {"error": {"message": message, "type": "server_error"}}
                     return self._send(reply.status, json.dumps(body), reply.headers)
                 self._send(200, json.dumps(server._completion(request, reply)), reply.headers, reply.trickle)
 

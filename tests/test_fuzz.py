@@ -139,3 +139,63 @@ def test_structured_face_survives_random_actions_of_every_type_deterministically
     first = _run_structured(seed, STRUCTURED_ACTIONS)
     assert first == _run_structured(seed, STRUCTURED_ACTIONS)
     assert first != _run_structured(seed + 1, 2_000)
+
+
+# ---------------------------------------------------------------------------------- by class (issue 22)
+# The generators of tests/fuzz_classes.py enumerate each class from the code (every option of
+# every command, every tool of every scenario, every MCP tool, every printing path of a
+# credential); here each class runs whole where it is fast and sampled where a case is a run.
+def _outcomes(results) -> dict:
+    bad = [seen for outcome, seen in results if outcome not in ("clear error", "handled")]
+    assert not bad, "\n".join(map(str, bad[:10]))
+    return {}
+
+
+def test_every_cli_option_refuses_each_malformed_value_of_its_type(tmp_path):
+    import fuzz_classes as fc
+
+    from proactive_env import cli
+
+    cases = list(fc.cli_cases(cli.build_parser()))
+    assert {c.command for c in cases} >= {"eval", "run", "play", "validate", "mcp", "rescore", "check"}
+    assert any(c.option == "--temperature" for c in cases) and any(c.option == "--port" for c in cases)
+    rng = random.Random(22)
+    numeric = [c for c in cases if c.numeric]  # parse-time refusals: all of them
+    sample = numeric + rng.sample([c for c in cases if not c.numeric], 40)
+    _outcomes(fc.judge_cli(case, tmp_path, 120) for case in sample)
+
+
+def test_every_text_face_tool_names_the_key_it_refuses():
+    import fuzz_classes as fc
+
+    for name in shipped_names():
+        env = gym.make(f"Proactivity-{env_name(name)}-Text-v0").unwrapped
+        env.reset(seed=0)
+        _outcomes(fc.judge_text_call(env, call, key) for _, call, key in fc.text_cases(env.tools()))
+
+
+def test_every_mcp_tool_takes_malformed_arguments_and_foreign_paths(tmp_path):
+    pytest.importorskip("mcp")
+    import fuzz_classes as fc
+
+    from proactive_env.mcp_server import EpisodeHost, McpArgs
+
+    folders = fc.mcp_folders(tmp_path)
+    host = EpisodeHost(McpArgs(scenario="monitor", out=tmp_path / "out", scenario_dirs=(folders[0],)))
+    cases = list(fc.mcp_cases(host))
+    assert {tool for _, tool, _ in cases} >= {"start_episode", "get_scores", "end_episode", "write_note"}
+    _outcomes(fc.judge_mcp(host, tool, arguments, folders) for _, tool, arguments in cases)
+
+
+def test_a_secret_with_any_special_character_leaks_through_no_printing_path():
+    pytest.importorskip("openai")
+    import fuzz_classes as fc
+    from openai_server import FakeOpenAI
+
+    secrets = fc.secrets()
+    assert len(secrets) == 3 * 33
+    with FakeOpenAI() as server:
+        for secret in random.Random(22).sample(secrets, 12) + ['pa"ss/w@rd:x']:
+            paths = list(fc.secret_paths(secret, server))
+            assert len(paths) >= 8
+            _outcomes(fc.judge_secret(path, text, secret) for path, text in paths)

@@ -213,6 +213,122 @@ def test_another_scenario_brings_its_tools_and_a_fault_is_a_tool_error(tmp_path,
     assert "check_stock" in seen["before"] and "check_stock" not in seen["after"]
     assert seen["after"] == expected | {"start_episode", "get_scores", "end_episode"}
     assert not seen["start"].is_error and _text(seen["start"]) == briefing
-    assert seen["fault"].is_error and "simulated fault" in _text(seen["fault"])
+    # a fault of ours is named by its type; its text (which may quote anything) stays in the server's log
+    assert seen["fault"].is_error and "RuntimeError" in _text(seen["fault"]) and "simulated" not in _text(seen["fault"])
     assert not seen["next"].is_error and _text(seen["next"]).strip()
     assert host.key.scenario == "experiments" and host.key.persona == "reviewer"
+
+
+# ---------------------------------------------------------------------------------- the boundary
+SECRET_LINE = "root:SECRET-CONTENT-0xdeadbeef:0:0"
+
+
+@pytest.fixture()
+def folders(tmp_path):
+    """A scenario directory holding a copy of Monitor, a broken file and a symlink that leaves it;
+    and, outside it, a file with content that must never reach a client."""
+    from proactive_env.spec.loader import scenario_dir
+
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir(), outside.mkdir()
+    (allowed / "monitor.yaml").write_text((scenario_dir() / "monitor.yaml").read_text(encoding="utf-8"))
+    (allowed / "broken.yaml").write_text(f"name: broken\ntitle: {SECRET_LINE}\nzzz: [{SECRET_LINE}\n")
+    (outside / "secret.yaml").write_text(f"{SECRET_LINE}\n")
+    (allowed / "link.yaml").symlink_to(outside / "secret.yaml")
+    return allowed, outside
+
+
+@pytest.mark.parametrize("scenario", ["/etc/passwd", "/etc/hostname", "../outside/secret.yaml", "link.yaml",
+                                      "broken.yaml", "/dev/zero", "monitor.yaml\0.txt", 7, ["monitor"],
+                                      "{outside}/secret.yaml", "{allowed}/../outside/secret.yaml", "."])
+def test_a_client_opens_only_shipped_scenarios_and_files_under_the_named_folders(scenario, folders, tmp_path):
+    from proactive_env.mcp_server import EpisodeError, EpisodeHost, McpArgs
+
+    allowed, outside = folders
+    if isinstance(scenario, str):
+        scenario = scenario.format(allowed=allowed, outside=outside)
+    host = EpisodeHost(McpArgs(scenario="monitor", out=tmp_path, scenario_dirs=(allowed,)))
+    with pytest.raises(EpisodeError) as err:
+        host.call("start_episode", {"scenario": scenario, "persona": "planner"})
+    assert "SECRET" not in str(err.value) and "deadbeef" not in str(err.value)
+    assert "expected" in str(err.value) or "not a valid scenario file" in str(err.value)
+    assert len(str(err.value)) < 400
+
+
+def test_a_file_under_a_named_folder_is_played_and_shipped_names_always_work(folders, tmp_path):
+    from proactive_env.mcp_server import EpisodeHost, McpArgs
+
+    allowed, _ = folders
+    host = EpisodeHost(McpArgs(scenario="experiments", out=tmp_path, scenario_dirs=(allowed,)))
+    for scenario in ("monitor.yaml", str(allowed / "monitor.yaml"), "monitor"):
+        briefing = host.call("start_episode", {"scenario": scenario, "persona": "planner"})
+        assert "Monitor" in briefing and host.key.scenario == "monitor"
+    without = EpisodeHost(McpArgs(scenario="experiments", out=tmp_path))
+    with pytest.raises(Exception, match="--scenario-dir"):
+        without.call("start_episode", {"scenario": str(allowed / "monitor.yaml")})
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"port": 99999}, "port"), ({"port": 0}, "port"), ({"port": -1}, "port"), ({"port": True}, "port"),
+    ({"transport": "http", "host": "0.0.0.0"}, "--allow-remote"),
+    ({"transport": "http", "host": "192.0.2.1"}, "--allow-remote"),
+    ({"transport": "http", "host": "0.0.0.0", "allow_remote": True, "token_env": "NO_SUCH_TOKEN_VAR"}, "token"),
+    ({"transport": "carrier-pigeon"}, "transport"),
+    ({"scenario_dirs": ("/no/such/folder",)}, "--scenario-dir"),
+])
+def test_server_settings_outside_the_boundary_are_refused(kwargs, expected, tmp_path):
+    from proactive_env.mcp_server import McpArgs
+
+    with pytest.raises(ValueError, match=expected):
+        McpArgs(out=tmp_path, **kwargs)
+
+
+@pytest.mark.parametrize("argv", [["--port", "99999"], ["--port", "nan"], ["--transport", "http", "--host", "0.0.0.0"],
+                                  ["--allow-remote"], ["--scenario-dir", "/no/such/folder"]])
+def test_the_cli_refuses_them_in_one_line(argv, capsys):
+    from proactive_env import cli
+
+    try:
+        code = cli.main(["mcp", *argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_server_says_what_clients_may_do(tmp_path, monkeypatch):
+    from proactive_env.mcp_server import McpArgs, boundary_notes
+
+    monkeypatch.setenv("TEST_MCP_TOKEN", "t" * 32)
+    notes = " ".join(boundary_notes(McpArgs(out=tmp_path, transport="http", host="0.0.0.0", allow_remote=True,
+                                            token_env="TEST_MCP_TOKEN", scenario_dirs=(tmp_path,))))
+    assert "WARNING" in notes and "beyond loopback" in notes and "Bearer" in notes and str(tmp_path) in notes
+    assert "t" * 32 not in notes
+
+
+def test_every_http_request_must_carry_the_token(tmp_path):
+    """A real server on loopback with a token: no header, a wrong one, two, or a Basic one get 401;
+    the right one reaches MCP."""
+    import httpx
+
+    port, token = _free_port(), "s3cret-token-with/odd:chars@x"
+    env = {**__import__("os").environ, "TEST_MCP_TOKEN": token}
+    server = subprocess.Popen([*SERVER, "--transport", "http", "--port", str(port), "--out", str(tmp_path),
+                               "--token-env", "TEST_MCP_TOKEN"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        _wait_for_port(port, server)
+        refused = [httpx.post(url, json=body, headers={**headers, **extra}, timeout=30).status_code for extra in (
+            {}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Bearer {token}x"},
+            {"Authorization": f"Basic {token}"}, {"Authorization": token})]
+        accepted = httpx.post(url, json=body, headers={**headers, "Authorization": f"Bearer {token}"}, timeout=30)
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert refused == [401] * 5
+    assert accepted.status_code == 200
+    assert token not in err and "Bearer" in err

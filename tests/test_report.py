@@ -35,7 +35,8 @@ def test_report_compares_agents_across_folders(two_folders, tmp_path):
     assert cli.main(["report", str(two_folders / "a"), str(two_folders / "b"), "--out", str(out), "--reported"]) == 0
     md = (out / "leaderboard.md").read_text()
     # noop is in both folders (its settings may differ): one row per folder; the others keep their names
-    assert "| noop [a] |" in md and "| noop [b] |" in md and "| oracle |" in md and "| always-suggest |" in md
+    # markdown cells are escaped (issue 22): "noop [a]" is written "noop \[a\]" and renders as it reads
+    assert "| noop \\[a\\] |" in md and "| noop \\[b\\] |" in md and "| oracle |" in md and "| always-suggest |" in md
     assert "Reported in the paper (not re-run)" in md and "Claude Opus 5 (reported)" in md
     for section in ("## By persona", "## By scenario", "### TA % — temporal allocation", "J 95% CI"):
         assert section in md

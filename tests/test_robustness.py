@@ -176,7 +176,12 @@ def test_sb3_model_zip_cannot_run_code(tmp_path):
 # ------------------------------------------------------------------ credentials
 def test_credentials_in_base_url_are_never_stored_or_printed(tmp_path):
     with FakeOpenAI(lambda request: [tool_call("wait", {})]) as server:
-        url = server.base_url.replace("http://", "http://jo:hunter2@")
+        # A password in the URL is refused (issue 22: it belongs in --api-key-env's variable).
+        refused = cli("eval", "--agents", "openai:test-model", "--scenarios", "monitor", "--personas", "operator",
+                      "--seeds", "1", "--base-url", server.base_url.replace("http://", "http://jo:hunter2@"),
+                      "--retries", "0", "--out", str(tmp_path / "refused"))
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        url = server.base_url
         proc = cli("eval", "--agents", "openai:test-model", "--scenarios", "monitor", "--personas", "operator",
                    "--seeds", "1", "--base-url", url, "--retries", "0", "--out", str(tmp_path / "ok"))
         assert proc.returncode == 0, proc.stderr
@@ -187,6 +192,7 @@ def test_credentials_in_base_url_are_never_stored_or_printed(tmp_path):
     written = "".join(p.read_text() for p in (tmp_path / "ok").rglob("*.json"))
     for secret in ("hunter2", "sk-secret99", "jo:"):
         assert secret not in written and secret not in failed.stderr + failed.stdout + proc.stdout + proc.stderr
+        assert secret not in refused.stderr + refused.stdout
 
 
 # ------------------------------------------------------------------ scenario files

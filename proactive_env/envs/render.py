@@ -6,6 +6,7 @@ import numpy as np
 
 from ..sim import World
 from ..spec import format_at
+from ..spec.escape import strip_control
 
 _SKIP = {"trust"}
 
@@ -21,7 +22,9 @@ def _describe(entry: dict) -> str:
 
 
 def ansi_timeline(world: World | None, last: int | None = 40) -> str:
-    """The last ``last`` entries of the event log (all if None), one line each, then the state."""
+    """The last ``last`` entries of the event log (all if None), one line each, then the state.
+    Meant for a terminal: each line is stripped of control characters (scenario strings and an
+    agent's words could otherwise carry escape sequences) and kept to one line."""
     if world is None:
         return ""
     lines = [f"{world.scenario.title} — persona {world.persona} — now {format_at(world.now)} — "
@@ -31,7 +34,7 @@ def ansi_timeline(world: World | None, last: int | None = 40) -> str:
     lines += [f"  {format_at(e['t'])}  {_describe(e)}" for e in entries]
     open_tasks = [t.spec.id for t in world.tasks if t.active and not t.closed]
     lines.append(f"  open tasks: {', '.join(open_tasks) or '-'}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(strip_control(line, keep_newlines=False) for line in lines) + "\n"
 
 
 def rgb_timeline(world: World | None, dpi: int = 60) -> np.ndarray:

@@ -10,9 +10,19 @@ from ..spec import shipped_names
 from .structured import ProactivityEnv
 
 
+def _names(arg: str, value: object) -> list[str]:
+    """Scenario names from a comma-separated string or a list of strings (as Python callers write
+    them); anything else is a ValueError naming the argument."""
+    if isinstance(value, str):
+        return [s.strip() for s in value.split(",") if s.strip()]
+    if isinstance(value, (list, tuple)) and all(isinstance(s, str) for s in value):
+        return [s.strip() for s in value if s.strip()]
+    raise ValueError(f"{arg}: expected a comma-separated string or a list of scenario names, got {value!r:.80}")
+
+
 class SuiteEnv(gym.Env):
-    """Each episode plays one scenario of ``scenarios`` (``"all"`` or a comma-separated list of
-    shipped names, less ``exclude``), drawn with the env's own generator, with the persona fixed
+    """Each episode plays one scenario of ``scenarios`` (``"all"``, or shipped names comma-separated
+    or as a list, less ``exclude``, given the same way), drawn with the env's own generator, with the persona fixed
     or drawn per episode. Every scenario shares the same observation and action spaces, so one
     policy can be trained across them and evaluated on a held-out scenario. ``reward_shaping``
     is passed to each scenario's env (``ProactivityEnv``; default False).
@@ -28,8 +38,8 @@ class SuiteEnv(gym.Env):
                  weights: dict[str, float] | None = None, render_mode: str | None = None,
                  reward_shaping: bool = False):
         shipped = shipped_names()
-        names = shipped if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
-        dropped = {s.strip() for s in exclude.split(",") if s.strip()}
+        names = shipped if scenarios == "all" else _names("scenarios", scenarios)
+        dropped = set(_names("exclude", exclude))
         for arg, given in (("scenarios", names), ("exclude", sorted(dropped))):
             unknown = [n for n in given if n not in shipped]
             if unknown:  # a misspelt held-out scenario would silently be trained on

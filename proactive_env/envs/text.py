@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import string
@@ -75,6 +76,10 @@ def parse_call(action: Any) -> tuple[str, dict]:
         call = _loads(action, "expected one tool call as JSON, e.g. {\"tool\": \"wait\", \"arguments\": {}}")
     if not isinstance(call, dict):
         raise ToolError(f"expected a JSON object with 'tool' and 'arguments', got {type(call).__name__}")
+    for one, other in (("tool", "name"), ("arguments", "args")):
+        if one in call and other in call:  # one of the two would be dropped without a word
+            raise ToolError(f"expected either {one!r} or {other!r}, got both: give the call's "
+                            f"{'name' if one == 'tool' else 'arguments'} once, in {one!r}")
     name = call.get("tool", call.get("name"))
     args = call.get("arguments", call.get("args", {}))
     if isinstance(args, str):
@@ -109,6 +114,11 @@ def _type_error(where: str, schema: dict, value: Any) -> str | None:
     if expected is not None and (not isinstance(value, expected) or (isinstance(value, bool) and kind != "boolean")):
         return f"{where}: expected {'an' if kind[0] in 'aeio' else 'a'} {kind}, got {_json_type(value)}"
     if isinstance(value, dict):
+        known = schema.get("properties")
+        unknown = [k for k in value if k not in known] if isinstance(known, dict) else []
+        if unknown:  # a misspelt 'about' would otherwise be dropped and the call filed elsewhere
+            return f"{where}: unknown argument {str(unknown[0])[:40]!r}{_did_you_mean(unknown[0], known)}; " \
+                   f"expected {', '.join(known) or 'no arguments'}"
         missing = [k for k in schema.get("required", []) if k not in value]
         if missing:
             return f"{where}: expected the argument {missing[0]!r}"
@@ -120,6 +130,11 @@ def _type_error(where: str, schema: dict, value: Any) -> str | None:
             if problem := _type_error(f"{where}[{i}]", schema["items"], item):
                 return problem
     return None
+
+
+def _did_you_mean(key: object, known: dict) -> str:
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _argument_schemas(scenario) -> dict[str, dict]:
@@ -229,6 +244,8 @@ class ProactivityTextEnv(gym.Env):
     def __init__(self, scenario: str = "monitor", persona: str | None = None,
                  weights: dict[str, float] | None = None, render_mode: str | None = None,
                  rephraser: dict[str, Any] | None = None, variants: bool = True):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.core = ProactivityEnv(scenario, persona=persona, weights=weights, variants=variants)
         self.core.face = "text"
         self.rephraser = OpenAIRephraser(rephraser) if rephraser else None
@@ -277,12 +294,12 @@ class ProactivityTextEnv(gym.Env):
         try:
             name, args = parse_call(action)
             self.core._actions.append({"tool": name, "arguments": args})
+            problem = self._check_arguments(name, args)
+            if problem:
+                raise ToolError(problem)
             if name == "wait":
                 wait = True
             else:
-                problem = self._check_arguments(name, args)
-                if problem:
-                    raise ToolError(problem)
                 result = self.toolbox.call(name, args)
         except ToolError as exc:
             invalid, result = True, f"Error: {exc}"

@@ -15,6 +15,7 @@ Entry types it knows are drawn; unknown ones are ignored. Three panels share the
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable
 
 from ..sim import Schedule
@@ -41,6 +42,23 @@ def ta_decisions(scenario: Scenario) -> list:
         return list(many)
     one = getattr(scenario, "ta_window", None)
     return [one] if one is not None else []
+
+
+def checked_log(log: object) -> list[dict]:
+    """``log`` if it is an event log (a list of objects, each with a string ``type`` and a finite
+    minute ``t``); otherwise a ValueError naming the first bad entry (a tampered file is refused
+    here, not as a traceback deep in the drawing)."""
+    if not isinstance(log, list):
+        raise ValueError(f"log: expected a list of entries, got {type(log).__name__}")
+    for i, entry in enumerate(log):
+        if not isinstance(entry, dict):
+            raise ValueError(f"log[{i}]: expected an object with 't' and 'type', got {type(entry).__name__}")
+        t = entry.get("t")
+        if not isinstance(entry.get("type"), str):
+            raise ValueError(f"log[{i}].type: expected a string, got {type(entry.get('type')).__name__}")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            raise ValueError(f"log[{i}].t: expected the minute as a finite number, got {t!r:.40}")
+    return log
 
 
 def _of_type(log: Iterable[dict], *types: str) -> list[dict]:
@@ -85,6 +103,7 @@ def _day_ticks(ax, scenario: Scenario, end: int) -> None:
 def draw_episode(fig, scenario: Scenario, persona: str, log: list[dict], *, title: str = "",
                  subtitle: str = "", now: int | None = None, legend: bool = True) -> None:
     """Draw the episode into the matplotlib ``fig`` (three panels sharing the time axis)."""
+    log = checked_log(log)
     end = scenario.end_minute
     schedule = Schedule.of(scenario)
     tasks = scenario.tasks
@@ -205,6 +224,7 @@ def _draw_tasks(ax, tasks, persona: str, log: list[dict], end: int) -> None:
 def trust_series(log: list[dict], start: float = 4.43) -> tuple[list[int], list[float]]:
     """The user's trust after each change, as a step series starting at minute 0."""
     times, values = [0], [start]
+    log = checked_log(log)
     first = next((e for e in log if e.get("type") in ("trust", "decision")), None)
     if first is not None:
         values[0] = float(first.get("before", first.get("trust_before", start)))

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, iqm, stratified_bootstrap
+from ..spec.escape import csv_cell, md_cell
 from .collect import Run
 
 
@@ -70,7 +71,7 @@ def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(keys) + ["---:"] * (len(heads) - len(keys)))
              + "|"]
     for row in rows:
-        cells = [str(row[k]) for k in keys] + [str(row["runs"])] + [display(m, row[m]) for m in METRICS]
+        cells = [md_cell(row[k]) for k in keys] + [str(row["runs"])] + [display(m, row[m]) for m in METRICS]
         cells.append(display_ci("J", row.get("J_ci")) + (" ‡" if row.get("ci_over_runs") else ""))
         cells += [display("J", row.get("J_iqm"))] if with_iqm else []
         lines.append("| " + " | ".join(cells) + " |")
@@ -80,17 +81,17 @@ def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -
 def _metric_matrix(board: Leaderboard, metric: str) -> list[str]:
     scenarios = sorted({r["scenario"] for r in board.by_scenario})
     cell = {(r["agent"], r["scenario"]): r for r in board.by_scenario}
-    lines = [f"| Agent | all | " + " | ".join(scenarios) + " |", "|---|" + "---:|" * (len(scenarios) + 1)]
+    lines = ["| Agent | all | " + " | ".join(map(md_cell, scenarios)) + " |", "|---|" + "---:|" * (len(scenarios) + 1)]
     for row in board.overall:
         values = [display(metric, cell[(row["agent"], s)][metric]) if (row["agent"], s) in cell else "—"
                   for s in scenarios]
-        lines.append(f"| {row['agent']} | {display(metric, row[metric])} {display_ci(metric, row[f'{metric}_ci'])} | "
-                     + " | ".join(values) + " |")
+        overall = f"{display(metric, row[metric])} {display_ci(metric, row[f'{metric}_ci'])}"
+        lines.append(f"| {md_cell(row['agent'])} | {overall} | " + " | ".join(values) + " |")
     return lines
 
 
 def markdown(board: Leaderboard, sources: list[str]) -> str:
-    out = ["# Proactivity-Gym leaderboard", "", f"Runs from: {', '.join(sources)}.", "", LEGEND + ".", "",
+    out = ["# Proactivity-Gym leaderboard", "", f"Runs from: {', '.join(map(md_cell, sources))}.", "", LEGEND + ".", "",
            "## Overall (ranked by J)", ""]
     out += _md_table(board.overall, ("agent",), with_iqm=True)
     if board.reported:
@@ -100,8 +101,8 @@ def markdown(board: Leaderboard, sources: list[str]) -> str:
                 "| Agent | " + " | ".join(header(m) for m in METRICS) + " | source |",
                 "|---|" + "---:|" * len(METRICS) + "---|"]
         for row in board.reported:
-            out.append(f"| {row['agent']} | " + " | ".join(display(m, row['scores'].get(m)) for m in METRICS)
-                       + f" | {row['source']} |")
+            out.append(f"| {md_cell(row['agent'])} | " + " | ".join(display(m, row['scores'].get(m)) for m in METRICS)
+                       + f" | {md_cell(row['source'])} |")
     out += ["", "## By persona", ""] + _md_table(board.by_persona, ("persona", "agent"))
     out += ["", "## By scenario", ""] + _md_table(board.by_scenario, ("scenario", "agent"))
     out += ["", "## By metric (overall with its 95% CI, then per scenario)"]
@@ -140,4 +141,5 @@ def write_csv(board: Leaderboard, path: Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
         writer.writeheader()
         for row in csv_rows(board):
-            writer.writerow({k: (repr(float(v)) if isinstance(v, (float, np.floating)) else v) for k, v in row.items()})
+            writer.writerow({k: repr(float(v)) if isinstance(v, (float, np.floating)) else csv_cell(v)
+                             for k, v in row.items()})

@@ -3,7 +3,9 @@ judges, the LLM agent and the user-reply rephraser: retries with jittered expone
 (``tenacity``) that honour the server's ``Retry-After``, a total deadline per attempt (a server that
 trickles its answer cannot hold a request past ``timeout``), token accounting, and one clear
 failure (``LLMEndpointError``) once the retries are spent. Credentials are never stored or
-printed: URLs are redacted (``redact_url``) and the key is named only by its environment variable.
+printed: a URL with a user or password is refused (``check_url``), the key is named only by its
+environment variable, and every message and stored setting passes through ``redact``, which masks
+URLs and every credential value read, raw, URL-encoded and base64.
 It lives in the lowest layer that calls a model (scoring's judges); the faces and baselines above
 reuse it.
 
@@ -13,14 +15,16 @@ the ``llm`` extra.
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import math
 import os
 import re
 import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 # Statuses worth another attempt: timeouts, conflicts, rate limits and server errors. Any other
 # HTTP error (bad request, authentication, unknown model) fails at once — retrying cannot help.
@@ -33,8 +37,13 @@ def redact_url(url: str | None) -> str | None:
     """``url`` without credentials: user and password dropped, query and fragment replaced."""
     if not url:
         return url
+    url = str(url)
+    head, query_mark, tail = url.partition("?")
+    if "@" in head:  # userinfo, however malformed ('/' or '?' in a password): all of it up to the last '@'
+        scheme, _, rest = head.partition("://")
+        url = f"{scheme}://{rest.rsplit('@', 1)[1]}{query_mark}{tail}"
     try:
-        parts = urlsplit(str(url))
+        parts = urlsplit(url)
         host = parts.hostname or ""
         if ":" in host:  # IPv6
             host = f"[{host}]"
@@ -46,28 +55,115 @@ def redact_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# A URL as far as it can reach in running text. Userinfo may hold any character but '@' ends it,
+# so the match runs through the last '@' before the host (a password with '"' or '/' is covered).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^\s@]*@)?[^\s'\"<>]+")
+_SECRETS: set[str] = set()  # every credential value this process has read (see ``register_secret``)
+_secrets_lock = threading.Lock()
+MIN_SECRET = 4  # shorter values ("EMPTY" is longer) would mask ordinary words
 
 
-def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with every URL in it redacted and the given secret values masked."""
-    text = _URL.sub(lambda m: redact_url(m.group(0)) or "", text)
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text
+def register_secret(value: str | None) -> None:
+    """Remember a credential value so that ``redact`` masks it wherever it appears later."""
+    if value and len(value) >= MIN_SECRET and value != "EMPTY":
+        with _secrets_lock:
+            _SECRETS.add(value)
+
+
+def _base64_cores(secret: bytes) -> set[str]:
+    """The characters that any base64 encoding of a text containing ``secret`` must hold, at each
+    of the three alignments (standard and URL-safe alphabets): a Basic header's ``user:password``
+    encodes the password at an offset."""
+    cores = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode().rstrip("=")
+        # The first group mixes in the padding bytes and the last may mix in what follows.
+        start = 4 if offset else 0
+        end = len(encoded) - (len(encoded) % 4 or 4)
+        core = encoded[start:end]
+        if len(core) >= MIN_SECRET:
+            cores |= {core, core.replace("+", "-").replace("/", "_")}
+    return cores
+
+
+def secret_forms(secret: str) -> set[str]:
+    """The forms in which ``secret`` may be printed as is: raw and URL-encoded."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), quote(secret)}
+    return {f for f in forms if len(f) >= MIN_SECRET}
+
+
+def _masks(secrets: set[str]) -> list[re.Pattern]:
+    plain = set().union(*(secret_forms(s) for s in secrets)) if secrets else set()
+    cores = set().union(*(_base64_cores(s.encode()) for s in secrets)) if secrets else set()
+    # A base64 core is masked with its neighbours: the characters at either end carry bits of it.
+    b64 = [re.compile(f"[A-Za-z0-9+/_-]{{0,4}}{re.escape(c)}[A-Za-z0-9+/_-]{{0,4}}=*")
+           for c in sorted(cores, key=len, reverse=True)]
+    return [re.compile(re.escape(f)) for f in sorted(plain, key=len, reverse=True)] + b64
+
+
+def redact(text: object, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` fit to print or store: URLs without credentials or queries, and every credential
+    value (given here or registered) masked in its raw, URL-encoded and base64 forms. The one
+    redaction every error message, manifest entry and log line goes through."""
+    text = _URL.sub(lambda m: redact_url(m.group(0)) or "", str(text))
+    with _secrets_lock:
+        known = {*_SECRETS, *(s for s in secrets if s and len(s) >= MIN_SECRET)}
+    for mask in _masks(known):
+        text = mask.sub("***", text)
+    return _BASE64_TOKEN.sub(lambda m: _mask_decoded(m.group(0), known), text) if known else text
+
+
+_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{4,}={0,2}")
+
+
+def _mask_decoded(token: str, secrets: set[str]) -> str:
+    """``***`` for a base64 token whose decoding holds a secret (a short one has no safe core)."""
+    body = token.rstrip("=")
+    for alphabet in (None, b"-_"):
+        try:
+            decoded = base64.b64decode(body + "=" * (-len(body) % 4), altchars=alphabet, validate=False)
+        except ValueError:
+            continue
+        if any(s.encode() in decoded for s in secrets):
+            return "***"
+    return token
+
+
+scrub = redact  # the former name
 
 
 def url_secrets(url: str | None) -> tuple[str, ...]:
-    """The parts of a URL that may be credentials: user, password, query values."""
+    """The parts of a URL that may be credentials: user, password, query values (raw and decoded)."""
     if not url:
         return ()
     try:
         parts = urlsplit(str(url))
+        username, password = parts.username, parts.password
     except ValueError:
         return ()
     values = [v for pair in parts.query.split("&") for v in pair.split("=")[1:]]
-    return tuple(s for s in (parts.username, parts.password, parts.query, *values) if s)
+    found = (username, password, parts.query, *values)
+    return tuple({s for v in found if v for s in (v, unquote(v))})
+
+
+def check_url(url: str | None, what: str = "base_url") -> str | None:
+    """``url`` if it holds no credentials; a URL with a user or password is refused (ValueError,
+    the URL redacted): the key belongs in the environment variable named by ``api_key_env``."""
+    if url is None:
+        return None
+    for secret in url_secrets(url):
+        register_secret(secret)
+    if "@" in str(url).partition("?")[0]:
+        raise ValueError(f"{what}: expected a URL without a user or password ({redact_url(url)}); put the key in "
+                         "the environment variable named by --api-key-env / api_key_env instead")
+    try:
+        parts = urlsplit(str(url))
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise ValueError(f"{what}: expected an http(s) URL, got {redact_url(url)}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what}: expected an http(s) URL, got {redact_url(url)}")
+    return url
 
 
 def redact_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +172,9 @@ def redact_settings(settings: dict[str, Any]) -> dict[str, Any]:
     for key, value in settings.items():
         if "key" in key.lower() and key != "api_key_env":
             continue
-        out[key] = redact_url(value) if key.endswith("url") and isinstance(value, str) else value
+        if isinstance(value, str):
+            value = redact_url(value) if key.endswith("url") else redact(value)
+        out[key] = value
     return out
 
 
@@ -149,9 +247,11 @@ class Endpoint:
     backoff: float = 1.0  # scale of the jittered wait before a retry, doubling after each (capped)
 
     def __post_init__(self) -> None:
-        if not self.model:
+        if not self.model or not isinstance(self.model, str):
             raise ValueError("expected a model name")
-        if self.timeout <= 0 or self.retries < 0 or self.backoff < 0:
+        check_url(self.base_url)
+        finite = all(math.isfinite(v) for v in (self.timeout, self.retries, self.backoff))
+        if not finite or self.timeout <= 0 or self.retries < 0 or self.backoff < 0:
             raise ValueError(f"expected timeout > 0, retries >= 0 and backoff >= 0, got {self.timeout}, "
                              f"{self.retries}, {self.backoff}")
 
@@ -179,6 +279,7 @@ class ChatClient:
 
     def _connect(self):
         key = os.environ.get(self.endpoint.api_key_env) or "EMPTY"
+        register_secret(key)
         # No retries inside the openai client: they are made (and counted) here.
         return self._openai.OpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.endpoint.timeout,
                                    max_retries=0)
@@ -259,4 +360,4 @@ class ChatClient:
         later = f" (it asks to retry after {delay:.0f} s)" if delay is not None and delay > MAX_RETRY_AFTER else ""
         secrets = (os.environ.get(self.endpoint.api_key_env, ""), *url_secrets(self.endpoint.base_url))
         return LLMEndpointError(f"LLM endpoint {self.where} (model {self.endpoint.model!r}) failed{attempts}: "
-                                f"{scrub(_describe(exc), secrets)}{later}", transient)
+                                f"{redact(_describe(exc), secrets)}{later}", transient)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import time
@@ -36,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..spec import Scenario, Task, format_at
 from ..spec.variant import policy_text
-from .client import ChatClient, Endpoint, LLMEndpointError
+from .client import ChatClient, Endpoint, LLMEndpointError, check_url, redact
 from .judge import DIAGNOSTICS, TaskWork
 from .trajectory import write_json_atomic
 
@@ -78,7 +79,9 @@ class OpenAIJudgeConfig:
     cache_dir: Path | None = field(default_factory=default_cache_dir)  # None: no cache
 
     def __post_init__(self) -> None:
-        if self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
+        check_url(self.base_url)  # a URL with a password is refused before anything prints it
+        finite = all(math.isfinite(v) for v in (self.temperature, self.timeout, self.retries, self.backoff))
+        if not finite or self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
             raise ValueError(f"expected retries >= 0, timeout > 0 and backoff >= 0, got {self.retries}, "
                              f"{self.timeout}, {self.backoff}")
 
@@ -195,7 +198,7 @@ def parse_json_object(content: str | None) -> dict:
 
 # ---------------------------------------------------------------------------------- endpoint
 def _one_line(exc: Exception, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())  # pydantic's messages span lines; errors are reported on one
+    text = " ".join(redact(exc).split())  # pydantic's messages span lines; errors are reported on one
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -238,7 +241,7 @@ class LLMClient:
                 continue
             self._store(key, rubric_version, answer)
             return result
-        raise JudgeError(f"{self.name} at {self.config.base_url}: no valid verdict after {attempts} attempt(s); "
+        raise JudgeError(f"{self.name} at {self._chat.where}: no valid verdict after {attempts} attempt(s); "
                          f"last: {type(last).__name__}: {_one_line(last)}")
 
     def _ask(self, messages: list[dict]) -> dict:

@@ -10,10 +10,11 @@ Cross-references are checked in ``validate.py``.
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
 from enum import IntEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from .timeline import parse_at, parse_daily
 
@@ -127,6 +128,14 @@ class User(Spec):
     sleep: DailyInterval = Field(description="Nightly sleep; may cross midnight (23:00 → 07:00).")
     busy: list[Interval] = Field(default_factory=list, description="One-off focus blocks: the user is unavailable.")
     weekly: list[Weekly] = Field(default_factory=list, description="Recurring blocks (work, classes, commute).")
+
+    @field_validator("sleep")
+    @classmethod
+    def _waking_hours(cls, value: DailyInterval) -> DailyInterval:
+        if value.start == value.end:  # read as crossing midnight, it would last all day
+            raise ValueError("expected sleep to end at another time than it starts (e.g. 23:00 to 07:00); "
+                             "a sleep that ends when it starts leaves no waking hours")
+        return value
 
 
 class Persona(Spec):
@@ -348,6 +357,36 @@ class Scenario(Spec):
     ta_decisions: list[TADecision] = Field(min_length=1)
     decoys: list[Decoy] = Field(default_factory=list, description="Pairs that look competing and are not.")
     variants: Variants = Field(default_factory=Variants)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"expected an IANA time zone such as Europe/London, got {value[:60]!r}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _user_available_sometime(self) -> "Scenario":
+        """A user asleep or busy for the whole episode can read nothing and decide nothing."""
+        from .expand import user_busy
+
+        day, end = 24 * 60, self.end_minute
+        start, stop = self.user.sleep.start, self.user.sleep.end
+        blocked = [(d * day + start, d * day + stop + (0 if start < stop else day)) for d in range(-1, self.days + 1)]
+        blocked += [(a, b) for a, b, _ in user_busy(self)]
+        reached = 0
+        for a, b in sorted(blocked):
+            if a > reached:
+                return self  # a free minute before this block
+            reached = max(reached, b)
+            if reached >= end:
+                break
+        if reached >= end:
+            raise ValueError("user: expected some time in the episode when the user is neither asleep nor busy; "
+                             "sleep, busy and weekly blocks cover all of it")
+        return self
 
     @field_validator("personas")
     @classmethod
