@@ -1,30 +1,96 @@
 """Judges fill in the four diagnostic scores of TC's Semantics and Completion components.
 
 A judge sees a task's specification and the work the run left for it (``TaskWork``: what the
-user received, in the agent's own words and in full, and the records the agent had read) and
-returns ``correctness``, ``grounding``, ``completeness`` and ``artifact_quality``, each in
-[0, 1]. The deterministic ``RubricJudge`` is the default; LLM judges implement the same protocol.
-Several judges are averaged by ``judge_task``. Matching is on meaning (``spec.meaning``).
+user received, in full; the part of it that is the agent's own; and the records the agent had
+read) and returns ``correctness``, ``grounding``, ``completeness`` and ``artifact_quality``, each
+in [0, 1]. The deterministic ``RubricJudge`` is the default; LLM judges implement the same
+protocol. Several judges are averaged by ``judge_task``. Matching is on meaning (``spec.meaning``).
+
+Content that is the agent's own (``copying``). Work is compared with the scenario's records as
+content terms (``spec.meaning.terms`` less stop words and fillers). A term is *copied* where the
+work reproduces a record rather than restating a fact from it:
+
+* it is a term of a record whose distinct content terms the work holds nearly all of
+  (``REPRODUCED``): a pasted record, with fillers between its words, its words swapped for
+  synonyms here and there, its sentences shuffled or interleaved with another's, or its distinct
+  words sorted or shuffled into a salad, holds them all; a faithful statement of a few facts
+  from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most);
+* or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
+  ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
+  consecutive ones of the work, so one or two fillers or swapped words between them change
+  nothing) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams: most of a
+  record pasted is copying even where some of it was left out.
+
+The copied share is the share of the work's content terms that are copied. Only the clauses of
+the work that are mostly its own (``own_text``) can state a fact, and a fact is stated only where
+one of its keywords and another of its key terms (``anchors``) occur together in one such clause.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..spec import Task
-from ..spec.meaning import mentions, normalise
+from ..spec.meaning import DateTerm, Term, find_terms, terms
 
 DIAGNOSTICS = ("correctness", "grounding", "completeness", "artifact_quality")
-COPY_SPAN = 8  # words: a run this long taken verbatim from a record is copying, not the agent's work
-MIN_OWN_WORDS = 5  # below this, or below OWN_SHARE of what it delivered, the agent did no work of its own
+GRAM = 3  # content terms in a copied n-gram
+SOURCE_WINDOW = 4  # ... found among this many consecutive content terms of a record (one left out or swapped)
+WORK_WINDOW = 5  # ... and among this many of the work (up to two fillers or swapped words between)
+REPRODUCED = 0.8  # a record whose distinct content terms the work holds this share of is reproduced
+GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mostly pasted
+MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
+MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|cannot|neither|nor)\b|n't\b|n’t\b", re.IGNORECASE)
-_STOP = {"the", "a", "an", "and", "or", "to", "of", "in", "on", "at", "for", "with", "is", "are", "was", "be",
-         "it", "its", "this", "that", "will", "still", "has", "have", "had", "by", "as", "from", "so", "too",
-         "their", "his", "her", "they", "you", "your", "i", "we", "our", "can", "does", "do", "did"}
+CLAUSE_OWN = 0.5  # a clause counts as the agent's own while less than this share of its content terms is copied
+MAX_CLAUSE_TERMS = 40  # a "clause" with more content terms than this is a list, not a statement
+ANCHOR_REACH = 12  # a fact's keyword and its other key term: at most this many terms apart
+
+# Words that carry no content of their own: function words, and fillers a padded paste would use.
+_STOP_WORDS = set("""a an the and or but if then so to of in on at for with by from as into onto over under about
+after before until till than that this these those there here it its is are was were be been being am do does did done
+have has had having will would shall should can could may might must i me my mine we us our ours you your yours he him
+his she her hers they them their theirs who whom whose which what when where why how all any both each few more most
+other some such no nor not only own same too very s t just also still yet again ever even up down out off per via
+let get got one ones""".split())
+FILLERS = frozenset("""um uh er erm hmm like basically actually literally really honestly totally simply
+indeed okay ok anyway anyhow well yeah yes right quite kind sort stuff things thing etc furthermore moreover
+besides additionally overall essentially generally""".split())
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "cannot", "neither", "nor", "t", "nobody",
+                        "shut", "clos", "cancel", "cancell", "unavailable", "longer"})  # stems; "n't" leaves "t"
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|nor|shut|closed|cancel+ed|"
+                       r"unavailable|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
+_GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
+_CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
+_ACTION = re.compile(r"^\s*[a-z_][a-z0-9_]*\(\{.*\}\)\s*$", re.DOTALL)  # how the scorer logs an executed call
+_CONTRAST = re.compile(r"\s*(?:;|\bbut\b|\bhowever\b|\bwhereas\b|\balthough\b|\bthough\b)\s*", re.IGNORECASE)
+
+
+def _is_content(term: Term) -> bool:
+    if isinstance(term, DateTerm):
+        return True
+    return term not in _STOP and term not in FILLERS and (len(term) > 1 or term.isdigit())
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    out = set()
+    for w in words:
+        out.update(str(t) for t in terms(w))
+    return out | set(words)
+
+
+_STOP = frozenset(_stems(_STOP_WORDS))
+
+
+def content_terms(text: str) -> list[str]:
+    """The content terms of ``text`` in order, as strings (a day as its ``DateTerm`` string)."""
+    return [str(t) for t in terms(text) if _is_content(t)]
 
 
 @dataclass(frozen=True)
@@ -33,7 +99,7 @@ class TaskWork:
 
     task: str
     artifact: str  # everything the user received for it (structured face: the composed work)
-    own_words: str  # the artifact less what was copied verbatim from records
+    own_words: str  # the clauses of the artifact that are the agent's own (``copying``), one a line
     observed: tuple[str, ...]  # records the agent had read by then
     units_done: int
     units: int
@@ -46,7 +112,7 @@ class TaskWork:
     def own(self) -> bool:
         """Is there work of the agent's own in it (not just what it copied from the records)?"""
         own = len(self.own_words.split())
-        return own >= MIN_OWN_WORDS and own >= OWN_SHARE * len(_words(self.artifact))
+        return own >= MIN_OWN_WORDS and own >= OWN_SHARE * len(self.artifact.split())
 
 
 class Judge(Protocol):
@@ -56,59 +122,190 @@ class Judge(Protocol):
     def judge(self, task: Task, work: TaskWork) -> dict[str, float]: ...
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'.:%-]+", normalise(text))
+# ---------------------------------------------------------------------- copying
+def _grams(seq: list[str], window: int) -> Iterable[tuple[int, int, tuple[str, ...]]]:
+    """(first, last, gram): every set of ``GRAM`` distinct terms within ``window`` consecutive
+    ones of ``seq``, sorted (order does not matter), with the span it covers."""
+    for i in range(len(seq)):
+        end = min(len(seq), i + window)
+        for rest in itertools.combinations(range(i + 1, end), GRAM - 1):
+            gram = {seq[i], *(seq[k] for k in rest)}
+            if len(gram) == GRAM:
+                yield i, rest[-1], tuple(sorted(gram))
+
+
+@dataclass(frozen=True)
+class _Record:
+    vocab: frozenset[str]
+    grams: frozenset[tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class SourceIndex:
+    """What the records say, as copying is measured against: per record, its distinct content
+    terms and its n-grams; and which records each n-gram occurs in."""
+
+    records: tuple[_Record, ...]
+    gram_records: dict
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 @functools.lru_cache(maxsize=64)
-def source_grams(sources: tuple[str, ...], span: int = COPY_SPAN) -> frozenset:
-    """Every run of ``span`` words in ``sources`` (computed once per scenario)."""
-    grams = set()
-    for source in sources:
-        sw = _words(source)
-        grams.update(tuple(sw[i:i + span]) for i in range(len(sw) - span + 1))
-    return frozenset(grams)
+def _index(sources: frozenset[str]) -> SourceIndex:
+    records, gram_records = [], {}
+    for text in sorted(sources):  # a fixed order: the set, not the order the records came in, decides
+        seq = content_terms(text)
+        grams = frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW))
+        for g in grams:
+            gram_records.setdefault(g, []).append(len(records))
+        records.append(_Record(frozenset(seq), grams))
+    return SourceIndex(tuple(records), gram_records)
 
 
-def strip_copies(text: str, sources: tuple[str, ...], span: int = COPY_SPAN) -> str:
-    """``text`` without the runs of ``span`` or more words that occur verbatim in ``sources``."""
-    words = _words(text)
-    if len(words) < span:
-        return " ".join(words)
-    grams = source_grams(sources, span)
-    copied = [False] * len(words)
-    for i in range(len(words) - span + 1):
-        if tuple(words[i:i + span]) in grams:
-            copied[i:i + span] = [True] * span
-    return " ".join(w for w, c in zip(words, copied) if not c)
+def source_index(sources: Iterable[str]) -> SourceIndex:
+    """The index of a set of record texts, computed once per set (whatever order they come in)."""
+    return _index(sources if isinstance(sources, frozenset) else frozenset(sources))
+
+
+@dataclass(frozen=True)
+class Copying:
+    """How much of a text is copied from the records (module doc)."""
+
+    own_text: str  # the clauses that are the agent's own, one a line
+    copied_share: float  # copied content terms / content terms (0 for a text without content)
+    reproduced: int  # records the text reproduces
+
+
+def copying(text: str, sources: Iterable[str]) -> Copying:
+    return _copying(text, source_index(sources))
+
+
+@functools.lru_cache(maxsize=4096)
+def _copying(text: str, index: SourceIndex) -> Copying:
+    pieces = _CLAUSE_SPLIT.split(text)  # clause, separator, clause, ...
+    clauses, seps = pieces[0::2], pieces[1::2] + [""]
+    seqs = [[] if _ACTION.match(c) else content_terms(c) for c in clauses]  # an action's arguments are acts, not prose
+    seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
+    copied = _copied(seq, index)
+    own, at = [], 0
+    for clause, sep, s in zip(clauses, seps, seqs):
+        flags = copied[at:at + len(s)]
+        at += len(s)
+        if not s or sum(flags) < CLAUSE_OWN * len(s):
+            own.append(clause + ("\n" if "\n" in sep else sep))
+        elif own and not own[-1].endswith("\n"):
+            own[-1] = own[-1].rstrip() + "\n"  # a copied clause ends the sentence: a fact cannot span it
+    own_text = "".join(own).strip()
+    return Copying(own_text, sum(copied) / len(seq) if seq else 0.0,
+                   sum(1 for r in _reproduced(seq, index)))
+
+
+def _reproduced(seq: list[str], index: SourceIndex) -> list[int]:
+    """The records whose distinct content terms ``seq`` holds nearly all of."""
+    held = set(seq)
+    return [r for r, rec in enumerate(index.records)
+            if len(rec.vocab) >= MIN_RECORD_TERMS and len(rec.vocab & held) >= REPRODUCED * len(rec.vocab)]
+
+
+def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
+    """Which terms of ``seq`` are copied (module doc)."""
+    if not seq:
+        return []
+    reproduced = _reproduced(seq, index)
+    copied = [any(t in index.records[r].vocab for r in reproduced) for t in seq]
+    matches: dict[int, list[tuple[int, int]]] = {}
+    grams_held: dict[int, set] = {}
+    for first, last, gram in _grams(seq, WORK_WINDOW):
+        for r in index.gram_records.get(gram, ()):
+            matches.setdefault(r, []).append((first, last))
+            grams_held.setdefault(r, set()).add(gram)
+    for r, spans in matches.items():
+        if len(grams_held[r]) >= GRAMS_COVERED * max(1, len(index.records[r].grams)):
+            for first, last in spans:
+                copied[first:last + 1] = [True] * (last + 1 - first)
+    return copied
+
+
+def strip_copies(text: str, sources: Iterable[str]) -> str:
+    """The clauses of ``text`` that are the agent's own (less than half of each copied), one a
+    line; what reproduces the records is left out."""
+    return copying(text, sources).own_text
+
+
+# ---------------------------------------------------------------------- claims and facts
+def _sentences(text: str) -> list[str]:
+    return [c for c in _SENTENCE_BREAK.split(text) if c.strip()]
 
 
 def claim_made(text: str, claim: str) -> bool:
-    """Does ``text`` make ``claim``? Some statement (not a question) carries every content word
-    of the claim close together (within twice the claim's length) with the same polarity: a
-    negated claim is not the claim, and numbers and dates are compared on meaning. Deliberately
-    strict: a false alarm would punish a correct agent; the LLM judges catch looser paraphrases."""
-    negation_words = {"not", "no", "never", "none", "nothing", "cannot", "neither", "nor", "t"}
-    content = {w for w in _words(claim) if w not in _STOP and w not in negation_words and len(w) > 1}
+    """Does ``text`` make ``claim``? Some statement (not a question; a contrast — "but", ";" —
+    ends one) carries every content term of the claim close together (within twice the claim's
+    length) with the same polarity: a negated claim is not the claim ("not open", "shut",
+    "closed", "no longer", "isn't", "cancelled"), and numbers and dates are compared on meaning
+    ("Sun 3 and Mon 4 May" names Sunday 3 May). Deliberately strict: a false alarm would punish a
+    correct agent; the LLM judges catch looser paraphrases."""
+    content = [t for t in terms(claim) if _is_content(t) and str(t) not in _NEGATIONS]
     if not content:
         return False
     negated = bool(_NEGATION.search(claim))
     span = 2 * len(content) + 2
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n", text):
-        if sentence.rstrip().endswith("?") or negated != bool(_NEGATION.search(sentence)):
+    for sentence in _sentences(text):
+        if sentence.rstrip().endswith("?"):
             continue
-        words = _words(sentence)
-        hits = [i for i, w in enumerate(words) if w in content]
-        for first in range(len(hits)):
-            window = {words[i] for i in hits[first:] if i < hits[first] + span}
-            if content <= window:
+        for part in _CONTRAST.split(sentence):
+            if negated != bool(_NEGATION.search(part)):
+                continue
+            said = terms(part)
+            hits = [[i for i, t in enumerate(said) if find_terms((t,), (c,)) == 0] for c in content]
+            if all(hits) and _close(hits, span):
                 return True
     return False
 
 
+def _close(hits: list[list[int]], span: int) -> bool:
+    """Is there one occurrence of every term within ``span`` consecutive positions?"""
+    for start in sorted({i for h in hits for i in h}):
+        if all(any(start <= i < start + span for i in h) for h in hits):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _fact_terms(text: str, needles: tuple[str, ...]) -> tuple[tuple[tuple[Term, ...], ...], frozenset[Term]]:
+    """A fact's keywords as term runs, and its anchors: its other key terms (content terms of its
+    text that are no keyword's, nor a bare currency or unit)."""
+    keywords = tuple(terms(n) for n in needles)
+    used = {t for k in keywords for t in k}
+    dated = any(isinstance(t, DateTerm) for t in used)
+    anchors = frozenset(t for t in terms(text) if _is_content(t) and t not in used and str(t) not in _GENERIC
+                        and not (dated and isinstance(t, DateTerm)))
+    return keywords, anchors
+
+
 def states(text: str, fact) -> bool:
-    """Does ``text`` state the fact (any of its keywords, on meaning)?"""
-    return any(mentions(text, k) for k in fact.needles())
+    """Does ``text`` state the fact? One clause (at most ``MAX_CLAUSE_TERMS`` content terms, not a
+    question) holds one of its keywords, on meaning, and — where the fact's text has other key
+    terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list is not a
+    statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
+    keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()))
+    for clause in _sentences(text):
+        if clause.rstrip().endswith("?"):
+            continue
+        said = terms(clause)
+        if sum(_is_content(t) for t in said) > MAX_CLAUSE_TERMS:
+            continue
+        for keyword in keywords:
+            at = find_terms(said, keyword)
+            if at < 0:
+                continue
+            if not anchors:
+                return True
+            near = said[max(0, at - ANCHOR_REACH): at + len(keyword) + ANCHOR_REACH]
+            if any(find_terms((t,), (a,)) == 0 for t in near for a in anchors):
+                return True
+    return False
 
 
 class RubricJudge:
@@ -120,14 +317,16 @@ class RubricJudge:
     * completeness — share of reference facts the work covers;
     * artifact_quality — share of the task's work units done, if the work is the agent's own.
 
-    Work mostly copied verbatim from the records (less than half of it the agent's own words) is
-    not the agent's work: all four are 0. Quoting a record inside one's own work is fine. For a NOOP task all four measure
-    whether the abstention is supported: the share of the task's evidence read, if the user saw
-    nothing; 0 if the agent intervened.
+    Facts count only where stated in the agent's own words (``TaskWork.own_words``; see the
+    module doc). Work that is mostly copied from the records (less than half of it the agent's
+    own), or that states none of the task's reference facts in its own words, is not the agent's
+    work: all four are 0. Quoting a record inside one's own work is fine. For a NOOP task all
+    four measure whether the abstention is supported: the share of the task's evidence read, if
+    the user saw nothing; 0 if the agent intervened.
     """
 
     name = "rubric"
-    rubric_version = "rubric-2"
+    rubric_version = "rubric-3"
 
     def judge(self, task: Task, work: TaskWork) -> dict[str, float]:
         if work.noop:
@@ -135,10 +334,10 @@ class RubricJudge:
             if not work.intervened:
                 supported = work.evidence_read / work.evidence_total if work.evidence_total else 1.0
             return dict.fromkeys(DIAGNOSTICS, supported)
-        if not work.own:
+        stated = [f for f in task.facts if states(work.own_words, f)]
+        if not work.own or (task.facts and not stated):
             return dict.fromkeys(DIAGNOSTICS, 0.0)
         observed = set(work.observed)
-        stated = [f for f in task.facts if states(work.artifact, f)]
         forbidden = task.constraints.must_not_include
         avoided = sum(1 for c in forbidden if not claim_made(work.artifact, c.text))
         checks = len(task.facts) + len(forbidden)
@@ -149,6 +348,12 @@ class RubricJudge:
         quality = min(1.0, work.units_done / work.units) if work.units else 1.0
         return {"correctness": correctness, "grounding": grounding,
                 "completeness": completeness, "artifact_quality": quality}
+
+
+def substantive(task: Task, work: TaskWork) -> bool:
+    """Is the work the agent's own and does it say something: at least one reference fact in its
+    own words, where the task has any? (What delivery and constraints credit.)"""
+    return work.own and (not task.facts or any(states(work.own_words, f) for f in task.facts))
 
 
 def judge_task(judges: list[Judge], task: Task, work: TaskWork) -> dict[str, float]:
