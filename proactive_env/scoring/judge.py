@@ -44,6 +44,7 @@ SOURCE_WINDOW = 4  # ... found among this many consecutive content terms of a re
 WORK_WINDOW = 5  # ... and among this many of the work (up to two fillers or swapped words between)
 REPRODUCED = 0.8  # a record whose distinct content terms the work holds this share of is reproduced
 GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mostly pasted
+FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
@@ -68,7 +69,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|no
 _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
-_ACTION = re.compile(r"^\s*[a-z_][a-z0-9_]*\(\{.*\}\)\s*$", re.DOTALL)  # how the scorer logs an executed call
+_ACTION = re.compile(r"^\s*[a-z_][a-z0-9_]*\(\{.*\}\)\s*$")  # how the scorer logs an executed call
 _CONTRAST = re.compile(r"\s*(?:;|\bbut\b|\bhowever\b|\bwhereas\b|\balthough\b|\bthough\b)\s*", re.IGNORECASE)
 
 
@@ -112,7 +113,7 @@ class TaskWork:
     def own(self) -> bool:
         """Is there work of the agent's own in it (not just what it copied from the records)?"""
         own = len(self.own_words.split())
-        return own >= MIN_OWN_WORDS and own >= OWN_SHARE * len(self.artifact.split())
+        return own >= MIN_OWN_WORDS and own >= OWN_SHARE * len(prose(self.artifact).split())
 
 
 class Judge(Protocol):
@@ -178,15 +179,21 @@ class Copying:
     reproduced: int  # records the text reproduces
 
 
+def prose(text: str) -> str:
+    """``text`` less the executed calls the scorer logs in it (``tool({...})`` lines): an action's
+    arguments are acts, judged as actions, not words of the agent's that state or copy facts."""
+    return "\n".join(line for line in text.split("\n") if not _ACTION.match(line))
+
+
 def copying(text: str, sources: Iterable[str]) -> Copying:
     return _copying(text, source_index(sources))
 
 
 @functools.lru_cache(maxsize=4096)
 def _copying(text: str, index: SourceIndex) -> Copying:
-    pieces = _CLAUSE_SPLIT.split(text)  # clause, separator, clause, ...
+    pieces = _CLAUSE_SPLIT.split(prose(text))  # clause, separator, clause, ...
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
-    seqs = [[] if _ACTION.match(c) else content_terms(c) for c in clauses]  # an action's arguments are acts, not prose
+    seqs = [content_terms(c) for c in clauses]
     seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
     copied = _copied(seq, index)
     own, at = [], 0
@@ -225,7 +232,18 @@ def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
         if len(grams_held[r]) >= GRAMS_COVERED * max(1, len(index.records[r].grams)):
             for first, last in spans:
                 copied[first:last + 1] = [True] * (last + 1 - first)
-    return copied
+    return _absorb_fillers(copied)
+
+
+def _absorb_fillers(copied: list[bool]) -> list[bool]:
+    """Up to ``FILLER_GAP`` terms between copied ones are fillers of the copy, whatever they are."""
+    out, last = list(copied), None
+    for i, c in enumerate(copied):
+        if c:
+            if last is not None and 0 < i - last - 1 <= FILLER_GAP:
+                out[last + 1:i] = [True] * (i - last - 1)
+            last = i
+    return out
 
 
 def strip_copies(text: str, sources: Iterable[str]) -> str:
@@ -273,23 +291,31 @@ def _close(hits: list[list[int]], span: int) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _fact_terms(text: str, needles: tuple[str, ...]) -> tuple[tuple[tuple[Term, ...], ...], frozenset[Term]]:
+def _fact_terms(text: str, needles: tuple[str, ...], common: frozenset = frozenset()) -> tuple[
+        tuple[tuple[Term, ...], ...], frozenset[Term]]:
     """A fact's keywords as term runs, and its anchors: its other key terms (content terms of its
-    text that are no keyword's, nor a bare currency or unit)."""
+    text that are no keyword's, none of ``common`` — the task's title and other keywords, which a
+    list of keywords would hold — nor a bare currency or unit)."""
     keywords = tuple(terms(n) for n in needles)
-    used = {t for k in keywords for t in k}
+    used = {t for k in keywords for t in k} | common
     dated = any(isinstance(t, DateTerm) for t in used)
     anchors = frozenset(t for t in terms(text) if _is_content(t) and t not in used and str(t) not in _GENERIC
                         and not (dated and isinstance(t, DateTerm)))
     return keywords, anchors
 
 
-def states(text: str, fact) -> bool:
+def common_terms(task: Task) -> frozenset[Term]:
+    """The terms a bare list of the task's title and keywords holds: never a fact's anchor."""
+    needles = [n for f in (*task.facts, *task.constraints.must_include) for n in f.needles()]
+    return frozenset(t for text in (task.title, *needles) for t in terms(text))
+
+
+def states(text: str, fact, common: frozenset = frozenset()) -> bool:
     """Does ``text`` state the fact? One clause (at most ``MAX_CLAUSE_TERMS`` content terms, not a
     question) holds one of its keywords, on meaning, and — where the fact's text has other key
     terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list is not a
     statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
-    keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()))
+    keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()), common)
     for clause in _sentences(text):
         if clause.rstrip().endswith("?"):
             continue
@@ -334,7 +360,8 @@ class RubricJudge:
             if not work.intervened:
                 supported = work.evidence_read / work.evidence_total if work.evidence_total else 1.0
             return dict.fromkeys(DIAGNOSTICS, supported)
-        stated = [f for f in task.facts if states(work.own_words, f)]
+        common = common_terms(task)
+        stated = [f for f in task.facts if states(work.own_words, f, common)]
         if not work.own or (task.facts and not stated):
             return dict.fromkeys(DIAGNOSTICS, 0.0)
         observed = set(work.observed)
@@ -353,7 +380,8 @@ class RubricJudge:
 def substantive(task: Task, work: TaskWork) -> bool:
     """Is the work the agent's own and does it say something: at least one reference fact in its
     own words, where the task has any? (What delivery and constraints credit.)"""
-    return work.own and (not task.facts or any(states(work.own_words, f) for f in task.facts))
+    common = common_terms(task)
+    return work.own and (not task.facts or any(states(work.own_words, f, common) for f in task.facts))
 
 
 def judge_task(judges: list[Judge], task: Task, work: TaskWork) -> dict[str, float]:
