@@ -44,6 +44,7 @@ SOURCE_WINDOW = 4  # ... found among this many consecutive content terms of a re
 WORK_WINDOW = 5  # ... and among this many of the work (up to two fillers or swapped words between)
 REPRODUCED = 0.8  # a record whose distinct content terms the work holds this share of is reproduced
 GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mostly pasted
+VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
@@ -139,15 +140,19 @@ def _grams(seq: list[str], window: int) -> Iterable[tuple[int, int, tuple[str, .
 class _Record:
     vocab: frozenset[str]
     grams: frozenset[tuple[str, ...]]
+    runs: frozenset[tuple[str, ...]]  # its consecutive GRAM terms, in order: what a verbatim quote repeats
 
 
 @dataclass(frozen=True)
 class SourceIndex:
     """What the records say, as copying is measured against: per record, its distinct content
-    terms and its n-grams; and which records each n-gram occurs in."""
+    terms and its n-grams; which records each n-gram and each in-order run occurs in; and every
+    term any record uses."""
 
     records: tuple[_Record, ...]
     gram_records: dict
+    run_records: dict
+    vocab: frozenset[str]
 
     def __hash__(self) -> int:
         return id(self)
@@ -155,14 +160,22 @@ class SourceIndex:
 
 @functools.lru_cache(maxsize=64)
 def _index(sources: frozenset[str]) -> SourceIndex:
-    records, gram_records = [], {}
+    records, gram_records, run_records = [], {}, {}
     for text in sorted(sources):  # a fixed order: the set, not the order the records came in, decides
         seq = content_terms(text)
         grams = frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW))
+        runs = frozenset(_runs(seq))
         for g in grams:
             gram_records.setdefault(g, []).append(len(records))
-        records.append(_Record(frozenset(seq), grams))
-    return SourceIndex(tuple(records), gram_records)
+        for run in runs:
+            run_records.setdefault(run, set()).add(len(records))
+        records.append(_Record(frozenset(seq), grams, runs))
+    vocab = frozenset(t for r in records for t in r.vocab)
+    return SourceIndex(tuple(records), gram_records, run_records, vocab)
+
+
+def _runs(seq: list[str]) -> Iterable[tuple[str, ...]]:
+    return (tuple(seq[i:i + GRAM]) for i in range(len(seq) - GRAM + 1))
 
 
 def source_index(sources: Iterable[str]) -> SourceIndex:
@@ -222,17 +235,35 @@ def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
         return []
     reproduced = _reproduced(seq, index)
     copied = [any(t in index.records[r].vocab for r in reproduced) for t in seq]
+    at = [i for i, t in enumerate(seq) if t in index.vocab]  # a word no record uses is no part of an n-gram
+    known = [seq[i] for i in at]
     matches: dict[int, list[tuple[int, int]]] = {}
     grams_held: dict[int, set] = {}
-    for first, last, gram in _grams(seq, WORK_WINDOW):
+    for first, last, gram in _grams(known, WORK_WINDOW):
         for r in index.gram_records.get(gram, ()):
-            matches.setdefault(r, []).append((first, last))
+            matches.setdefault(r, []).append((at[first], at[last]))
             grams_held.setdefault(r, set()).add(gram)
     for r, spans in matches.items():
         if len(grams_held[r]) >= GRAMS_COVERED * max(1, len(index.records[r].grams)):
             for first, last in spans:
                 copied[first:last + 1] = [True] * (last + 1 - first)
+    _mark_verbatim(seq, index, copied)
     return _absorb_fillers(copied)
+
+
+def _mark_verbatim(seq: list[str], index: SourceIndex, copied: list[bool]) -> None:
+    """Marks every stretch of ``VERBATIM`` or more terms that one record says in the same order
+    (a quoted sentence: longer than any reference fact restates)."""
+    started: dict[int, int] = {}  # record → where its current in-order run began
+    runs = list(_runs(seq))
+    for i, run in enumerate([*runs, None]):
+        here = index.run_records.get(run, set()) if run is not None else set()
+        for r in [r for r in started if r not in here]:
+            begin, end = started.pop(r), i - 1 + GRAM
+            if end - begin >= VERBATIM:
+                copied[begin:end] = [True] * (end - begin)
+        for r in here:
+            started.setdefault(r, i)
 
 
 def _absorb_fillers(copied: list[bool]) -> list[bool]:

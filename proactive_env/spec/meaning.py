@@ -20,6 +20,7 @@ _MONTHS = {m: i for i, m in enumerate(
 _MONTH_NAMES = {"january": "jan", "february": "feb", "march": "mar", "april": "apr", "june": "jun", "july": "jul",
                 "august": "aug", "september": "sep", "sept": "sep", "october": "oct", "november": "nov",
                 "december": "dec"}
+_MONTH_NAME = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES) + r")\b")
 _WEEKDAYS = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"
 _CURRENCY = [(r"£\s*", "gbp "), (r"\$\s*", "usd "), (r"€\s*", "eur "), (r"\bpounds?\b", "gbp"),
              (r"\beuros?\b", "eur"), (r"\bdollars?\b", "usd")]
@@ -40,8 +41,7 @@ def _normal(text: str, weekdays: bool) -> str:
     t = str(text).lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
     t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
-    for name, short in _MONTH_NAMES.items():
-        t = re.sub(rf"\b{name}\b", short, t)
+    t = _MONTH_NAME.sub(lambda m: _MONTH_NAMES[m[0]], t)
     if weekdays:
         t = re.sub(rf"\b{_WEEKDAYS}\b\.?", lambda m: m[0][:3], t)  # "Saturday", "Sat." → "sat"
     else:
@@ -79,7 +79,24 @@ def mentions(text: str, needle: str) -> bool:
     not find "240" or the date "24 April" (a day is a date, not a number); "Saturday evening"
     finds "Sat 13 Jun evening"; "Sunday 3 May" finds "Sun 3 and Mon 4 May"; "check" does not
     find "checking"."""
-    return find_terms(terms(text), terms(needle)) >= 0
+    said, where = _term_index(text)
+    wanted = terms(needle)
+    if not wanted:
+        return False
+    first = wanted[0]
+    starts = where.get("@" if isinstance(first, DateTerm) else first, ())
+    n = len(wanted)
+    return any(i + n <= len(said) and all(_term_matches(wanted[k], said[i + k]) for k in range(n)) for i in starts)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _term_index(text: str) -> tuple[tuple[Term, ...], dict]:
+    """``terms(text)`` and where each word (and any day: "@") occurs, for quick look-ups."""
+    said = terms(text)
+    where: dict = {}
+    for i, t in enumerate(said):
+        where.setdefault("@" if isinstance(t, DateTerm) else t, []).append(i)
+    return said, where
 
 
 def same_value(expected: Any, given: Any) -> bool:
