@@ -71,7 +71,8 @@ _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "m
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
 _ACTION = re.compile(r"^\s*[a-z_][a-z0-9_]*\(\{.*\}\)\s*$")  # how the scorer logs an executed call
-_CONTRAST = re.compile(r"\s*(?:;|\bbut\b|\bhowever\b|\bwhereas\b|\balthough\b|\bthough\b)\s*", re.IGNORECASE)
+_CONTRAST = re.compile(r"\s*(?:;|,\s*but\b|\s[—–-]\s*but\b|\bhowever\b|\bwhereas\b|\balthough\b)\s*",
+                       re.IGNORECASE)  # a bare "but" is no break: "nothing but the batch size"
 
 
 def _is_content(term: Term) -> bool:

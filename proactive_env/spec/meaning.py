@@ -174,23 +174,26 @@ _JOINERS = {"and", "&", "or", "to", "through", "till", "until"}  # "Sun 3 and Mo
 
 @dataclass(frozen=True)
 class DateTerm:
-    """A day the text names: its weekdays and (day, month) dates, any of which it may leave out
-    ("Saturday", "13 Jun", "Sat 13 Jun"; "Sun 3 and Mon 4 May" names two)."""
+    """The days a text names at one place: each a (weekday, day, month), any of which it may
+    leave out ("Saturday", "13 Jun", "Sat 13 Jun"; "Sun 3 and Mon 4 May" names two)."""
 
-    weekdays: frozenset[str]
-    dates: frozenset[tuple[int, str]]
+    days: frozenset[tuple[str | None, int | None, str | None]]
 
     def covers(self, needle: DateTerm) -> bool:
-        """Does this mention state at least what ``needle`` does? Each date the needle names must be
-        named here; a weekday the needle names must be named here, or implied by a named date
-        (a weekday alone is never implied by a date without the calendar: "3 May" is not "Sunday")."""
-        if needle.dates:
-            return needle.dates <= self.dates and (not needle.weekdays or not self.weekdays
-                                                   or bool(needle.weekdays & self.weekdays))
-        return bool(needle.weekdays) and needle.weekdays <= self.weekdays
+        """Does this mention state at least what ``needle`` does? Every day the needle names is
+        named here: the same date, with the same weekday if both give one; a weekday alone, by
+        that weekday (a date without its weekday never implies one: "3 May" is not "Sunday")."""
+        return all(any(_same_day(want, have) for have in self.days) for want in needle.days)
 
     def __str__(self) -> str:
-        return "@" + "|".join(sorted(self.weekdays) + [f"{d}{m}" for d, m in sorted(self.dates)])
+        return "@" + "|".join(sorted(f"{w or ''}{d or ''}{m or ''}" for w, d, m in self.days))
+
+
+def _same_day(want: tuple, have: tuple) -> bool:
+    (ww, wd, wm), (hw, hd, hm) = want, have
+    if wd is None:  # a weekday alone
+        return ww == hw
+    return (wd, wm) == (hd, hm) and (ww is None or hw is None or ww == hw)
 
 
 Term = str | DateTerm
@@ -226,18 +229,19 @@ def terms(text: str) -> tuple[Term, ...]:
 
 
 def _dates(words: list[str]) -> list[Term]:
-    """Words with each run naming a day ([weekday] day-number [joiner [weekday] day-number]… month,
+    """Words with each run naming days ([weekday] day-number [joiner [weekday] day-number]… month,
     or a weekday alone) folded into one ``DateTerm``."""
     out: list[Term] = []
     i = 0
     while i < len(words):
-        j, days, weekdays = i, [], set()
+        j, days, weekday = i, [], None
         while j < len(words):  # a run of weekdays, day numbers and joiners
             w = words[j]
             if w in _DAYS:
-                weekdays.add(w)
+                weekday = w
             elif w.isdigit() and 1 <= int(w) <= 31 and len(w) <= 2:
-                days.append(int(w))
+                days.append((weekday, int(w)))
+                weekday = None
             elif not (w in _JOINERS and j > i):
                 break
             j += 1
@@ -245,10 +249,10 @@ def _dates(words: list[str]) -> list[Term]:
             j -= 1
         month = words[j] if j < len(words) and days and words[j] in _MONTHS else None
         if month is not None:
-            out.append(DateTerm(frozenset(weekdays), frozenset((d, month) for d in days)))
+            out.append(DateTerm(frozenset((w, d, month) for w, d in days)))
             i = j + 1
         elif words[i] in _DAYS:
-            out.append(DateTerm(frozenset({words[i]}), frozenset()))
+            out.append(DateTerm(frozenset({(words[i], None, None)})))
             i += 1
         else:
             out.append(stem(words[i]))
