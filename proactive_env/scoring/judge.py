@@ -45,6 +45,7 @@ WORK_WINDOW = 5  # ... and among this many of the work (up to two fillers or swa
 REPRODUCED = 0.8  # a record whose distinct content terms the work holds this share of is reproduced
 GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mostly pasted
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
+VERBATIM_WORDS = 10
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
@@ -252,16 +253,21 @@ def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
     return _absorb_fillers(copied)
 
 
+def _numeric(term: str) -> bool:
+    return term.replace(".", "").replace(":", "").isdigit()
+
+
 def _mark_verbatim(seq: list[str], index: SourceIndex, copied: list[bool]) -> None:
     """Marks every stretch of ``VERBATIM`` or more terms that one record says in the same order
-    (a quoted sentence: longer than any reference fact restates)."""
+    (a quoted sentence: longer than any reference fact restates), ``VERBATIM_WORDS`` of them words
+    (a table of the record's numbers, restated, is data the user asked for, not a quote)."""
     started: dict[int, int] = {}  # record → where its current in-order run began
     runs = list(_runs(seq))
     for i, run in enumerate([*runs, None]):
         here = index.run_records.get(run, set()) if run is not None else set()
         for r in [r for r in started if r not in here]:
             begin, end = started.pop(r), i - 1 + GRAM
-            if end - begin >= VERBATIM:
+            if end - begin >= VERBATIM and sum(not _numeric(t) for t in seq[begin:end]) >= VERBATIM_WORDS:
                 copied[begin:end] = [True] * (end - begin)
         for r in here:
             started.setdefault(r, i)
@@ -366,6 +372,14 @@ def states(text: str, fact, common: frozenset = frozenset()) -> bool:
     return False
 
 
+def facts_stated(task: Task, work: TaskWork, facts=None) -> list:
+    """The facts (default: the task's reference facts) the work states in the agent's own words;
+    the matter's title, which the agent was given, is not its words."""
+    text = re.sub(re.escape(task.title), "\n", work.own_words, flags=re.IGNORECASE)
+    common = common_terms(task)
+    return [f for f in (task.facts if facts is None else facts) if states(text, f, common)]
+
+
 class RubricJudge:
     """Checks the task's reference facts against the agent's own words and its observations.
 
@@ -392,8 +406,7 @@ class RubricJudge:
             if not work.intervened:
                 supported = work.evidence_read / work.evidence_total if work.evidence_total else 1.0
             return dict.fromkeys(DIAGNOSTICS, supported)
-        common = common_terms(task)
-        stated = [f for f in task.facts if states(work.own_words, f, common)]
+        stated = facts_stated(task, work)
         if not work.own or (task.facts and not stated):
             return dict.fromkeys(DIAGNOSTICS, 0.0)
         observed = set(work.observed)
@@ -412,8 +425,7 @@ class RubricJudge:
 def substantive(task: Task, work: TaskWork) -> bool:
     """Is the work the agent's own and does it say something: at least one reference fact in its
     own words, where the task has any? (What delivery and constraints credit.)"""
-    common = common_terms(task)
-    return work.own and (not task.facts or any(states(work.own_words, f, common) for f in task.facts))
+    return work.own and (not task.facts or bool(facts_stated(task, work)))
 
 
 def judge_task(judges: list[Judge], task: Task, work: TaskWork) -> dict[str, float]:

@@ -36,7 +36,7 @@ from ..sim import PolicyState
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, reachable_states
 from .compose import compose_artifact
-from .judge import Judge, RubricJudge, TaskWork, claim_made, common_terms, judge_task, states, strip_copies, substantive
+from .judge import Judge, RubricJudge, TaskWork, claim_made, facts_stated, judge_task, strip_copies, substantive
 
 COMPONENTS = ("evidence", "outputs", "constraints", "semantics", "completion")
 PRIVACY_COST, PRIVACY_CAP = 0.5, 10.0  # TC points per needless read, and at most
@@ -134,7 +134,9 @@ class RunScorer:
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
-        self.records_text = frozenset(_source_text(r) for r in scenario.records)  # a set: copying is keyed on it
+        # every version of every record, as a set: copying is measured against what a look-up
+        # shows at any time, and keyed on the set, not the order the variant put the records in
+        self.records_text = frozenset(v for r in scenario.records for v in _source_texts(r))
         self.needless_reads: set[str] = set()
         self.privacy = 0.0
         self.ended = False
@@ -420,7 +422,7 @@ class RunScorer:
             return 0.0 if work.intervened else 1.0
         if not substantive(spec, work):
             return 0.0
-        met = sum(1 for f in c.must_include if states(work.own_words, f, common_terms(spec)))
+        met = len(facts_stated(spec, work, c.must_include))
         met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
         return met / total
 
@@ -471,13 +473,14 @@ class RunScorer:
         }
 
 
-def _source_text(record) -> str:
-    """Everything a record ever says (every version, its fields as a look-up shows them): the
-    text that work copied verbatim is measured against."""
-    parts = [record.title, record.text, json.dumps(record.fields, default=str, ensure_ascii=False)]
+def _source_texts(record) -> list[str]:
+    """Everything a record ever says, one text per version (its fields as a look-up shows them):
+    the texts that copying is measured against."""
+    texts = [f"{record.title}\n{record.text}\n{json.dumps(record.fields, default=str, ensure_ascii=False)}"]
     for v in record.versions:
-        parts += [v.title or "", v.text, json.dumps({**record.fields, **v.fields}, default=str, ensure_ascii=False)]
-    return "\n".join(parts)
+        texts.append(f"{v.title or record.title}\n{v.text}\n"
+                     f"{json.dumps({**record.fields, **v.fields}, default=str, ensure_ascii=False)}")
+    return texts
 
 
 def tr_j_estimate(task: _Task) -> float:

@@ -223,7 +223,7 @@ def terms(text: str) -> tuple[Term, ...]:
     "Wednesday-night" → wed night); possessive 's is dropped."""
     t = _normal(str(text), weekdays=True)
     t = re.sub(rf"\b{_TENS}\b", lambda m: str(_NUMBER_WORDS[m[1]] + _NUMBER_WORDS.get(m[2], _ORDINAL_WORDS.get(m[2], 0))), t)
-    words = [w for w in re.split(r"[\s\-]+", t) if w and w != "s"]
+    words = [w for w in (w.strip(":") for w in re.split(r"[\s\-]+", t)) if w and w != "s"]  # "Budget:" is "budget"
     words = [str(_NUMBER_WORDS.get(w, _ORDINAL_WORDS.get(w, w))) for w in words]
     return tuple(_dates(words))
 
