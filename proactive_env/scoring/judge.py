@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..spec import Task
-from ..spec.meaning import DateTerm, Term, find_terms, terms
+from ..spec.meaning import DateTerm, Term, find_terms, occurrences, terms
 
 DIAGNOSTICS = ("correctness", "grounding", "completeness", "artifact_quality")
 GRAM = 3  # content terms in a copied n-gram
@@ -160,18 +160,23 @@ class SourceIndex:
         return id(self)
 
 
+@functools.lru_cache(maxsize=4096)
+def _record(text: str) -> _Record:
+    """One record version's terms, n-grams and runs (computed once per text, whatever set it is in)."""
+    seq = content_terms(text)
+    return _Record(frozenset(seq), frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW)), frozenset(_runs(seq)))
+
+
 @functools.lru_cache(maxsize=64)
 def _index(sources: frozenset[str]) -> SourceIndex:
     records, gram_records, run_records = [], {}, {}
     for text in sorted(sources):  # a fixed order: the set, not the order the records came in, decides
-        seq = content_terms(text)
-        grams = frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW))
-        runs = frozenset(_runs(seq))
-        for g in grams:
+        rec = _record(text)
+        for g in rec.grams:
             gram_records.setdefault(g, []).append(len(records))
-        for run in runs:
+        for run in rec.runs:
             run_records.setdefault(run, set()).add(len(records))
-        records.append(_Record(frozenset(seq), grams, runs))
+        records.append(rec)
     vocab = frozenset(t for r in records for t in r.vocab)
     return SourceIndex(tuple(records), gram_records, run_records, vocab)
 
@@ -313,8 +318,7 @@ def claim_made(text: str, claim: str) -> bool:
         for part in _CONTRAST.split(sentence):
             if negated != bool(_NEGATION.search(part)):
                 continue
-            said = terms(part)
-            hits = [[i for i, t in enumerate(said) if find_terms((t,), (c,)) == 0] for c in content]
+            hits = [occurrences(part, (c,)) for c in content]
             if all(hits) and _close(hits, span):
                 return True
     return False
@@ -361,14 +365,13 @@ def states(text: str, fact, common: frozenset = frozenset()) -> bool:
         if sum(_is_content(t) for t in said) > MAX_CLAUSE_TERMS:
             continue
         for keyword in keywords:
-            at = find_terms(said, keyword)
-            if at < 0:
-                continue
-            if not anchors:
-                return True
-            near = said[max(0, at - ANCHOR_REACH): at + len(keyword) + ANCHOR_REACH]
-            if any(find_terms((t,), (a,)) == 0 for t in near for a in anchors):
-                return True
+            for at in occurrences(clause, keyword):
+                if not anchors:
+                    return True
+                near = said[max(0, at - ANCHOR_REACH): at + len(keyword) + ANCHOR_REACH]
+                if any(find_terms((t,), (a,)) == 0 for t in near for a in anchors if isinstance(a, DateTerm)) or (
+                        anchors & set(near)):
+                    return True
     return False
 
 

@@ -79,14 +79,17 @@ def mentions(text: str, needle: str) -> bool:
     not find "240" or the date "24 April" (a day is a date, not a number); "Saturday evening"
     finds "Sat 13 Jun evening"; "Sunday 3 May" finds "Sun 3 and Mon 4 May"; "check" does not
     find "checking"."""
-    said, where = _term_index(text)
-    wanted = terms(needle)
+    return bool(occurrences(text, terms(needle)))
+
+
+def occurrences(text: str, wanted: tuple[Term, ...]) -> list[int]:
+    """Where the run of terms ``wanted`` starts in ``terms(text)`` (on meaning, whole terms)."""
     if not wanted:
-        return False
-    first = wanted[0]
+        return []
+    said, where = _term_index(text)
+    first, n = wanted[0], len(wanted)
     starts = where.get("@" if isinstance(first, DateTerm) else first, ())
-    n = len(wanted)
-    return any(i + n <= len(said) and all(_term_matches(wanted[k], said[i + k]) for k in range(n)) for i in starts)
+    return [i for i in starts if i + n <= len(said) and all(_term_matches(wanted[k], said[i + k]) for k in range(n))]
 
 
 @functools.lru_cache(maxsize=1 << 12)
