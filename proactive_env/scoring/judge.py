@@ -6,9 +6,10 @@ read) and returns ``correctness``, ``grounding``, ``completeness`` and ``artifac
 in [0, 1]. The deterministic ``RubricJudge`` is the default; LLM judges implement the same
 protocol. Several judges are averaged by ``judge_task``. Matching is on meaning (``spec.meaning``).
 
-Content that is the agent's own (``copying``). Work is compared with the scenario's records as
-content terms (``spec.meaning.terms`` less stop words and fillers). A term is *copied* where the
-work reproduces a record rather than restating a fact from it:
+Content that is the agent's own (``copying``). Work is compared with every version of the
+scenario's records as content terms (``spec.meaning.terms`` less stop words and fillers); an
+executed call the scorer logs (``tool({...})``) is an act, neither copied nor the agent's words.
+A term is *copied* where the work reproduces a record rather than restating a fact from it:
 
 * it is a term of a record whose distinct content terms the work holds nearly all of
   (``REPRODUCED``): a pasted record, with fillers between its words, its words swapped for
@@ -17,13 +18,22 @@ work reproduces a record rather than restating a fact from it:
   from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most);
 * or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
   ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
-  consecutive ones of the work, so one or two fillers or swapped words between them change
-  nothing) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams: most of a
-  record pasted is copying even where some of it was left out.
+  consecutive ones of the work, words no record uses skipped, so fillers or swapped words between
+  them change nothing) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams:
+  most of a record pasted is copying even where some of it was left out;
+* or it lies in a stretch of ``VERBATIM`` or more terms (``VERBATIM_WORDS`` of them words) that
+  one record says in the same order: a quote longer than any reference fact of the suite restates;
+* or it is one of up to ``FILLER_GAP`` terms between copied ones (a filler of the copy).
 
-The copied share is the share of the work's content terms that are copied. Only the clauses of
-the work that are mostly its own (``own_text``) can state a fact, and a fact is stated only where
-one of its keywords and another of its key terms (``anchors``) occur together in one such clause.
+Restating a fact in the record's words is not copying: every reference fact of the suite, as the
+text oracle writes it, is the agent's own (tests/test_content.py). The copied share is the share
+of the work's content terms that are copied. Only the clauses of the work that are mostly its own
+(``own_text``) can state a fact, and a fact is stated only where one of its keywords and another
+of its key terms (``anchors``: not the task's title or keywords, which a bare list would hold)
+occur together in one sentence; the matter's title, which the agent was given, states nothing.
+Work that states none of its task's reference facts in its own words is not substantive
+(``substantive``): it earns no correctness, completeness, constraints, delivery or — on the text
+face — work units.
 """
 
 from __future__ import annotations
@@ -45,7 +55,7 @@ WORK_WINDOW = 5  # ... and among this many of the work (up to two fillers or swa
 REPRODUCED = 0.8  # a record whose distinct content terms the work holds this share of is reproduced
 GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mostly pasted
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
-VERBATIM_WORDS = 10
+VERBATIM_WORDS = 10  # ... of them words, not numbers: a restated table of the record's figures is no quote
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own

@@ -6,6 +6,17 @@ currency symbols and codes (£160, GBP 160, 160 pounds → "gbp 160"), number fo
 (9:05am → 09:05), and common units (6.5 hours, ~6.5 h → "6.5 h"). ``same_value`` compares
 structural values (ids, quantities, prices, dates, lists of items) after normalisation; a short
 phrase naming a string value ("free standard delivery" for "standard") is that value.
+
+Words in text are matched as whole terms (``terms``, ``mentions``), on both sides the same way:
+weekdays and months in any spelling ("Wed", "Wednesday-night" → wed night), a weekday with or
+without its date (one ``DateTerm`` per place a text names days: "Sat 13 Jun evening" says
+"Saturday evening"; "Sun 3 and Mon 4 May" says "Sunday 3 May"; a wrong weekday names another day),
+ordinals and number words ("1st", "first" → 1; "seven" → 7), hyphens ("14-day" → 14 day) and
+plurals or past tenses ("days", "collected"). Decided: a bare number is not a date ("24" is not
+in "24th April"), an -ing form is a word of its own ("check" is not in "checking": a checking
+account, a booking, a meeting), and a date does not imply its weekday without the calendar.
+Out of scope, for the LLM judges: paraphrases that need world knowledge or the records ("5
+apixaban" for "5 tablets", "two weeks" for "14 days", "RI" for "Rhode Island").
 """
 
 from __future__ import annotations
