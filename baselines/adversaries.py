@@ -294,7 +294,7 @@ class _ContentFamily(_FollowerPlus):
                                         "request_approval": "message"}.get(call["tool"])
         task = next((t for t in self.world.tasks if t.spec.id == args.get("about")), None) if key else None
         if task is not None:
-            rng = np.random.default_rng([self.seed, task.index, len(self.world.log)])
+            rng = np.random.default_rng([self.seed, task.index])  # the same text each time: a paste repeated
             records = [self.world.store.view(r).render() for r in task.spec.evidence if r in self.world.store.visible]
             text = self.compose(task, records or [task.spec.title], rng)
             call = {**call, "arguments": {**args, key: text}}
@@ -314,11 +314,12 @@ def _paste_with_fillers(every: int, fillers: str):
     def compose(self, task, records, rng):
         pasted = "\n\n".join(records).split(" ")
         pool = words or tuple(w for w in pasted if w.isalpha())  # "record": fillers drawn from the records themselves
+        picks = iter(rng.integers(0, len(pool), size=len(pasted) // every + 1))
         out = []
         for i, w in enumerate(pasted, start=1):
             out.append(w)
             if i % every == 0:
-                out.append(str(rng.choice(pool)))
+                out.append(pool[next(picks)])
         return " ".join(out)
     return compose
 
