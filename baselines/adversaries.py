@@ -9,6 +9,7 @@ oracle does) so that they are as strong as their rule allows.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from typing import Any
 
@@ -248,5 +249,150 @@ class PiggybackAgent(_FollowerPlus):
 
 
 STRUCTURED = (DeferEverythingAgent, AllocateEverythingAgent, PersonaBlindAgent, AskOnEverythingAgent, PrepareOnlyAgent)
+
+
+# ---------------------------------------------------------------------- content families
+# Each is the text policy-follower (its reads, depths, timing, approvals and actions as they are)
+# with every note, message and approval message it writes on a matter replaced by text made
+# from that matter's records by one cheap rule: a disguised paste. Their TC measures what the
+# content rule earns; CI holds every family at TC <= 35 and far below the text oracle
+# (tests/test_adversaries.py). Parameters are in the names.
+
+# A small synonym table, as a synonym-swapping paste would use (both directions where it reads).
+SYNONYMS = {
+    "price": "cost", "cost": "price", "costs": "is priced at", "ends": "finishes", "end": "finish", "sale": "offer",
+    "order": "purchase", "before": "prior to", "after": "following", "delivery": "drop-off", "refund": "repayment",
+    "booking": "reservation", "book": "reserve", "booked": "reserved", "needs": "requires", "need": "require",
+    "must": "has to", "free": "available", "week": "seven days", "day": "date", "pay": "settle", "paid": "settled",
+    "send": "dispatch", "sent": "dispatched", "time": "slot", "buy": "purchase", "meeting": "session",
+    "message": "note", "email": "mail", "call": "ring", "today": "this day", "tomorrow": "the next day",
+    "morning": "a.m.", "evening": "p.m.", "left": "remaining", "total": "sum", "fee": "charge", "help": "assist",
+    "check": "verify", "start": "begin", "starts": "begins", "starting": "beginning", "finish": "complete",
+    "open": "available", "closed": "shut", "small": "little", "large": "big", "big": "large", "fast": "quick",
+    "quick": "fast", "near": "close to", "house": "home", "home": "house", "car": "vehicle", "doctor": "GP",
+    "appointment": "visit", "slot": "opening", "job": "task", "run": "execute", "runs": "executes",
+    "show": "display", "shows": "displays", "get": "obtain", "got": "obtained", "use": "utilise", "uses": "utilises",
+    "about": "around", "around": "about", "also": "too", "include": "contain", "includes": "contains",
+}
+FILLER_WORDS = {"basically": ("basically",), "mixed": ("basically", "indeed", "really", "literally", "honestly"),
+                "nonsense": ("zebra", "quantum", "marmalade", "tuba", "origami")}
+
+
+class _ContentFamily(_FollowerPlus):
+    """The text policy-follower with its words on each matter replaced by ``compose`` of the
+    matter's records (the subclass's rule)."""
+
+    name = ""
+
+    def reset(self, env: Any, seed: int) -> None:
+        super().reset(env, seed)
+        self.seed = seed
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        call = json.loads(super().act(obs, info))
+        args, key = call["arguments"], {"write_note": "text", "message_user": "text",
+                                        "request_approval": "message"}.get(call["tool"])
+        task = next((t for t in self.world.tasks if t.spec.id == args.get("about")), None) if key else None
+        if task is not None:
+            rng = np.random.default_rng([self.seed, task.index])  # the same text each time: a paste repeated
+            records = [self.world.store.view(r).render() for r in task.spec.evidence if r in self.world.store.visible]
+            text = self.compose(task, records or [task.spec.title], rng)
+            call = {**call, "arguments": {**args, key: text}}
+        return json.dumps(call)
+
+    def compose(self, task: TaskState, records: list[str], rng: np.random.Generator) -> str:
+        raise NotImplementedError
+
+
+def _sentences(records: list[str]) -> list[str]:
+    return [s for r in records for s in re.split(r"(?<=[.!?])\s+|\n+", r) if s.strip()]
+
+
+def _paste_with_fillers(every: int, fillers: str):
+    words = FILLER_WORDS.get(fillers)
+
+    def compose(self, task, records, rng):
+        pasted = "\n\n".join(records).split(" ")
+        pool = words or tuple(w for w in pasted if w.isalpha())  # "record": fillers drawn from the records themselves
+        picks = iter(rng.integers(0, len(pool), size=len(pasted) // every + 1))
+        out = []
+        for i, w in enumerate(pasted, start=1):
+            out.append(w)
+            if i % every == 0:
+                out.append(pool[next(picks)])
+        return " ".join(out)
+    return compose
+
+
+def _word_salad(order: str, stops_every: int):
+    def compose(self, task, records, rng):
+        words = sorted({w.strip(".,;:()\"'") for w in " ".join(records).split()} - {""})
+        if order == "shuffled":
+            words = [str(w) for w in rng.permutation(words)]
+        if not stops_every:
+            return " ".join(words)
+        return " ".join(w + ("." if i % stops_every == 0 else "") for i, w in enumerate(words, start=1))
+    return compose
+
+
+def _synonym_swap(self, task, records, rng):
+    return "\n\n".join(" ".join(SYNONYMS.get(w.lower(), w) for w in r.split(" ")) for r in records)
+
+
+def _sentence_shuffle(self, task, records, rng):
+    return " ".join(str(s) for s in rng.permutation(_sentences(records)))
+
+
+def _interleave(unit: str):
+    def compose(self, task, records, rng):
+        parts = [_sentences([r]) if unit == "sentences" else r.split() for r in records]
+        out = [p[i] for i in range(max(map(len, parts), default=0)) for p in parts if i < len(p)]
+        return (" " if unit == "words" else "\n").join(out)
+    return compose
+
+
+def _keyword_stuffing(self, task, records, rng):
+    spec = task.spec
+    return ", ".join([spec.title, *(k for f in (*spec.facts, *spec.constraints.must_include) for k in f.needles())])
+
+
+def _keyword_sentences(self, task, records, rng):
+    """Quotes, verbatim, every record sentence that holds one of the task's keywords (privileged:
+    it knows the keywords), with a line of its own around them."""
+    from proactive_env.spec.meaning import mentions
+
+    spec = task.spec
+    keys = [k for f in (*spec.facts, *spec.constraints.must_include) for k in f.needles()]
+    quoted = [s for s in _sentences(records) if any(mentions(s, k) for k in keys)]
+    return f"Here is what matters for {spec.title}: " + " ".join(quoted)
+
+
+def _boilerplate(self, task, records, rng):
+    """Words of its own that say nothing the records say."""
+    return (f"I have gone through everything about {task.spec.title} carefully and it all looks in order to me. "
+            "I will keep an eye on it and let you know if anything changes.")
+
+
+def _family(name: str, compose, doc: str) -> type:
+    return type(name.title().replace("-", ""), (_ContentFamily,), {"name": name, "compose": compose, "__doc__": doc})
+
+
+CONTENT = tuple(
+    [_family(f"paste-fillers-every{k}-{f}", _paste_with_fillers(k, f),
+             f"Pastes the matter's records with a filler word ({f}) after every {k} words.")
+     for k, f in ((7, "basically"), (3, "mixed"), (2, "nonsense"), (1, "nonsense"), (2, "record"))]
+    + [_family(f"word-salad-{o}{'-stops' if s else ''}", _word_salad(o, s),
+               f"The records' distinct words, {o}{', a full stop every 6' if s else ''}.")
+       for o, s in (("sorted", 0), ("shuffled", 0), ("shuffled", 6))]
+    + [_family("synonym-swap-paste", _synonym_swap, "Pastes the records with every word of a synonym table swapped."),
+       _family("sentence-shuffle-paste", _sentence_shuffle, "Pastes the records' sentences in a shuffled order."),
+       _family("interleave-sentences", _interleave("sentences"), "Interleaves the records sentence by sentence."),
+       _family("interleave-words", _interleave("words"), "Interleaves the records word by word."),
+       _family("keyword-stuffing", _keyword_stuffing, "Lists every reference keyword of the matter, no sentences."),
+       _family("boilerplate", _boilerplate, "Writes a polite note of its own that states nothing."),
+       _family("keyword-sentences", _keyword_sentences,
+               "Quotes every record sentence that holds a reference keyword, verbatim.")])
+
+
 TEXT = (ReadEverythingAgent, ClaimSpamAgent, PasteRecordsAgent, EmptyArgumentsAgent, BroadcastEarlyAgent,
-        PostponeEarlyAgent, PiggybackAgent)
+        PostponeEarlyAgent, PiggybackAgent, *CONTENT)

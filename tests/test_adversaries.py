@@ -8,12 +8,14 @@ in what they exploit)."""
 import pytest
 from runs import CASES, component_mean, mean, runs, suite_mean
 
-from proactive_env.baselines import ADVERSARIES, SCRIPTED
+from proactive_env.baselines import ADVERSARIES, SCRIPTED, adversaries
 from proactive_env.spec import PERSONAS, load_scenario
 
 ONE_SEED = (0,)
 TEXT_ADVERSARIES = {"read-everything", "claim-spam", "paste-the-records", "empty-arguments", "broadcast-early",
                     "postpone-early", "piggyback"}
+CONTENT_FAMILIES = {cls.name for cls in adversaries.CONTENT}
+ROTATING = (0, 1000, 1001)  # content families: pair k on seed ROTATING[k % 3], three seeds over the suite
 
 
 def test_defer_everything_loses_ta_and_gains_nothing_over_the_policy_follower():
@@ -95,7 +97,23 @@ def test_empty_argument_executes_are_refused():
     assert all(e["reason"] for e in attempts)
 
 
-@pytest.mark.parametrize("agent", sorted((set(SCRIPTED) | set(ADVERSARIES)) - {"oracle", "read-everything"}))
+def _rotating(agent: str, metric: str) -> float:
+    values = [r["scores"][metric] for k, (s, p) in enumerate(CASES) for r in runs(agent, s, p, (ROTATING[k % 3],))]
+    return sum(values) / len(values)
+
+
+@pytest.mark.parametrize("family", sorted(CONTENT_FAMILIES))
+def test_every_content_family_scores_low_tc_far_below_the_text_oracle(family):
+    """A disguised paste (fillers, salads, synonyms, shuffles, interleavings, keyword lists, a
+    polite note that says nothing, quoted keyword sentences), on top of the text policy-follower,
+    earns no content: TC <= 35 over all 30 pairs, under half the text oracle's, and J < 0.8."""
+    tc = _rotating(family, "TC")
+    assert tc <= 35, tc
+    assert tc <= 0.5 * _rotating("text-oracle", "TC")
+    assert _rotating(family, "J") < 0.8
+
+
+@pytest.mark.parametrize("agent", sorted((set(SCRIPTED) | set(ADVERSARIES)) - {"oracle", "read-everything"} - CONTENT_FAMILIES))
 def test_no_scripted_non_oracle_agent_reaches_j_0_8(agent):
     """(read-everything is the oracle plus needless reads: it is held to its twin above.)"""
     assert suite_mean(agent, "J", seeds=ONE_SEED if agent in TEXT_ADVERSARIES else None) < 0.8

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.meaning import normalise, same_value
+from ..spec.meaning import mentions, normalise, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
 
@@ -194,16 +194,14 @@ def _claim_score(distinct: dict, task, text: str) -> int:
     """How strongly earlier words point at a task: its own reference facts and codes (shared with
     no other task) count three times, its own title words once; a fact, or three title words, is
     enough to claim them."""
-    lowered = normalise(text)
     facts, words = distinct[task.id]
-    return (3 * sum(1 for fact in facts if any(n in lowered for n in fact))
-            + sum(1 for w in words if w in lowered))
+    return (3 * sum(1 for fact in facts if any(mentions(text, n) for n in fact))
+            + sum(1 for w in words if mentions(text, w)))
 
 
 def _mentions(task, text: str) -> int:
     """How many of the task's title words, reference facts and codes the text mentions."""
-    lowered = normalise(text)
-    return sum(1 for n in _needles(task) if normalise(n) in lowered)
+    return sum(1 for n in _needles(task) if mentions(text, n))  # on whole terms: "24" is not in "24th April"
 
 
 def args_problem(expected: dict, given: dict, free_text: list[str], params: dict | None = None) -> str | None:
