@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
 import textwrap
 import typing
 from pathlib import Path
@@ -45,9 +46,8 @@ class CommonArgs:
     """seeds the envs, the model and (offset by 1,000,000) the evaluation episodes"""
     out: str = "runs/train"
     """output folder: model.zip, best_model.zip, agent.json, eval.csv, learning_curve.png, tb/, checkpoints/"""
-    n_envs: int = 1
-    """parallel envs; more than 1 runs them in subprocesses (on 2 cores one in-process env is
-    faster: see bench/bench_training.py)"""
+    n_envs: int = 0
+    """parallel envs; 0: one per CPU core; more than 1 runs them in subprocesses (SubprocVecEnv)"""
     eval_scenarios: str = "monitor"
     """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
     eval_freq: int = 20_000
@@ -69,27 +69,30 @@ class PPOArgs(CommonArgs):
 
     learning_rate: float = 3e-4
     """Adam learning rate"""
-    n_steps: int = 1024
+    n_steps: int = 2048
     """rollout length per env"""
-    batch_size: int = 256
+    batch_size: int = 512
     """minibatch size"""
-    n_epochs: int = 10
+    n_epochs: int = 5
     """optimisation epochs per rollout"""
     gamma: float = 0.995
     """discount factor"""
     gae_lambda: float = 0.95
     """GAE λ"""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     """entropy bonus coefficient"""
     net_arch: str = "256,256"
-    """hidden layer sizes of the policy and value networks, comma-separated"""
+    """hidden layer sizes of the policy and value networks, comma-separated (the mlp policy)"""
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of the SB3 constructor."""
         return {"learning_rate": self.learning_rate, "n_steps": self.n_steps, "batch_size": self.batch_size,
                 "n_epochs": self.n_epochs, "gamma": self.gamma, "gae_lambda": self.gae_lambda,
-                "ent_coef": self.ent_coef, "policy_kwargs": {"net_arch": net_arch(self.net_arch)},
+                "ent_coef": self.ent_coef, "policy_kwargs": self.policy_kwargs(),
                 "tensorboard_log": str(Path(self.out) / "tb"), "seed": self.seed, "device": "cpu", "verbose": 0}
+
+    def policy_kwargs(self) -> dict:
+        return {"net_arch": net_arch(self.net_arch)}
 
 
 def net_arch(text: str) -> list[int]:
@@ -217,12 +220,15 @@ def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackLi
     return CallbackList([checkpoints, scorer]), scorer
 
 
-def save_config(args, algo: str, observation: str) -> None:
-    """The start of every training run: torch's threads, and the run's configuration on disk."""
+def save_config(args, algo: str, observation: str, policy: str = "mlp") -> None:
+    """The start of every training run: torch's threads, the number of envs (0: one per core),
+    and the run's configuration on disk."""
     torch.set_num_threads(args.torch_threads)
+    if args.n_envs <= 0:
+        args.n_envs = os.cpu_count() or 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = {"algo": algo, "observation": observation, "args": dataclasses.asdict(args)}
+    config = {"algo": algo, "observation": observation, "policy": policy, "args": dataclasses.asdict(args)}
     (out / CONFIG).write_text(json.dumps(config, indent=1))
 
 
