@@ -81,6 +81,14 @@ class SlotPolicyConfig:
         return dataclasses.asdict(self)
 
 
+def split_flat(x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The parts of a flat observation (``MaskedDictObservation``'s ``observations``: every part
+    but the mask, concatenated in the env's order), as the network reads them."""
+    if x.shape[-1] != sum(PARTS.values()):
+        raise ValueError(f"slot policy: expected {sum(PARTS.values())} flat features, got {x.shape[-1]}")
+    return dict(zip(PARTS, torch.split(x, list(PARTS.values()), dim=-1)))
+
+
 def check_observation_space(space: gym.Space) -> None:
     """ValueError unless ``space`` is the structured env's Dict observation (or has its parts)."""
     if not isinstance(space, gym.spaces.Dict):
