@@ -54,6 +54,8 @@ class Args:
     validation: float = 0.1
     """fraction of episodes held out to report accuracy on"""
     seed: int = 0
+    torch_threads: int = 1
+    """torch CPU threads (more than one made training slower on a shared 2-core machine)"""
 
 
 class BCPolicy(nn.Module):
@@ -122,6 +124,7 @@ def load_steps(args: Args) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray
 def train(args: Args) -> Path:
     if args.data_path:
         os.environ["MINARI_DATASETS_PATH"] = str(Path(args.data_path).resolve())
+    torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     if args.policy not in POLICIES:
