@@ -18,7 +18,8 @@ def weighted_j(scores: dict[str, float], weights: Weights) -> float:
 class RewardWeights(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Pay the change in J under other weights λ (normalised), from the running scores the env
     reports in ``info["scores"]``; over an episode the rewards sum to the re-weighted J, which is
-    also put in ``info["weighted_J"]``.
+    also put in ``info["weighted_J"]``. The running scores are sums over fixed denominators, so
+    the change at a step is the re-weighted share of what became final at it (as in the env).
 
     Example::
 
@@ -51,9 +52,11 @@ class RewardWeights(gym.Wrapper, gym.utils.RecordConstructorArgs):
 class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Optional potential-based shaping (Ng et al., 1999): adds ``Φ(s') − Φ(s)`` to the reward,
     with Φ = ``scale`` × the share of open tasks that have already reached the depth the user
-    wants now (privileged: the shaping knows the user's policy), and Φ = 0 at the end of an episode. The shaping terms of an episode sum to
-    zero (Φ starts and ends at 0), so returns still sum to J and the optimal policy is unchanged;
-    it only pays earlier for getting the depth right. Off unless you wrap with it.
+    wants now (privileged: the shaping knows the user's policy), measured from its value at reset,
+    and Φ = 0 at the end of an episode. The shaping terms of an episode sum to zero (Φ starts and
+    ends at 0), so returns still sum to J and the optimal policy is unchanged; it only pays
+    earlier for getting the depth right. Off unless you wrap with it. The env's own
+    ``reward_shaping=True`` shapes by each task's and TA window's share of J in prospect instead.
 
     Example::
 
@@ -64,7 +67,7 @@ class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.utils.RecordConstructorArgs.__init__(self, scale=scale)
         gym.Wrapper.__init__(self, env)
         self.scale = scale
-        self._phi = 0.0
+        self._phi = self._phi0 = 0.0
 
     def potential(self) -> float:
         world = self.env.unwrapped.world
@@ -75,12 +78,12 @@ class DepthShaping(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        self._phi = self.potential()
+        self._phi0, self._phi = self.potential(), 0.0
         return obs, info
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        phi = 0.0 if terminated or truncated else self.potential()
+        phi = 0.0 if terminated or truncated else self.potential() - self._phi0
         reward, self._phi = reward + phi - self._phi, phi
         return obs, reward, terminated, truncated, info
 

@@ -25,18 +25,20 @@ class ProactivityParallelEnv(ParallelEnv):
 
     Each step every live agent takes one action of the structured face (same spaces for all).
     The shared clock moves to the next decision point of any world only when every live agent
-    waits (NOOP, an invalid action, or its per-point cap). Each agent's reward is its own run's
-    change in J, so its rewards sum to its own J; an agent terminates when its scenario ends.
+    waits (NOOP, an invalid action, or its per-point cap). Each agent is rewarded by the
+    structured face's rule on its own run: each of its tasks and TA decisions pays its fixed share
+    of that run's J when it is final (optionally shaped, ``reward_shaping``), so its rewards sum
+    to its own J; an agent terminates when its scenario ends.
 
     Arguments: ``scenarios`` (comma-separated shipped names, one agent each), ``personas``
     (comma-separated, one per agent; default: drawn per episode from the seed), ``pool_capacity``,
-    ``render_mode`` (``"ansi"``).
+    ``render_mode`` (``"ansi"``), ``reward_shaping`` (default False; see ``ProactivityEnv``).
     """
 
     metadata = {"name": "proactivity_multi_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(self, scenarios: str = DEFAULT_SCENARIOS, personas: str | None = None, pool_capacity: int = 1,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, reward_shaping: bool = False):
         names = [s.strip() for s in scenarios.split(",") if s.strip()]
         chosen = [p.strip() for p in personas.split(",")] if personas else [None] * len(names)
         if len(chosen) != len(names):
@@ -50,7 +52,7 @@ class ProactivityParallelEnv(ParallelEnv):
         self.pool = SharedPool(pool_capacity)
         self._envs = {}
         for agent, name, persona in zip(self.possible_agents, names, chosen, strict=True):
-            env = ProactivityEnv(name, persona=persona)
+            env = ProactivityEnv(name, persona=persona, reward_shaping=reward_shaping)
             env.pools = {r.id: self.pool for r in env.base.resources}
             env.owner, env.shared_clock = agent, True
             self._envs[agent] = env
@@ -73,7 +75,7 @@ class ProactivityParallelEnv(ParallelEnv):
         self._advance_shared_clock(self.agents)
         observations, infos = {}, {}
         for agent in self.agents:
-            obs, _, _, _, info = self._envs[agent]._observe(moved=True, invalid=False)
+            obs, _, _, _, info = self._envs[agent]._observe(moved=True, invalid=False, at_reset=True)
             observations[agent], infos[agent] = obs, info
         return observations, infos
 

@@ -88,16 +88,19 @@ class ProactivityEnv(gym.Env):
 
     * ``clock`` (9,): progress through the run, time of day, day, weekday, user available,
       asleep, busy, actions taken at this decision point, final grace point;
-    * ``tasks`` (19 × 46,): slot-major, ``obs["tasks"].reshape(19, 46)`` gives per task slot
-      what the agent can know of it: how it was triggered, whether it is latent, conditional,
-      needs a resource or has a consequential action, the size of its work, its action category
-      (one-hot), and its state (active, closed, evidence read, work done and running, allocated,
-      follow-up pending, deferred, presented, approval pending/approved/declined/acknowledged,
-      executed, refused, assessed — all its evidence read — and, once assessed, whether the
-      records call for anything: the NOOP judgement a reader would make; and whether running its
-      work is the user's call, not yet given: ``present`` then asks for it), its urgency (how soon
-      the user needs it: the task's needed-by time, else its deadline) and whether its resource
-      is in the user's own use now. Slots are shuffled per seed;
+    * ``tasks`` (19 × 37,): slot-major, ``obs["tasks"].reshape(19, 37)`` gives per task slot
+      what the agent can know of it (``TASK_FEATURES`` names the columns). 17 static columns:
+      slot used, latent, trigger (user / event / agent, one-hot), needs a resource, has a
+      consequential action, conditional, the size of its work, its action category (one-hot over
+      8); 18 state columns: active, closed, evidence read (share), work done (share), work
+      running, allocated, follow-up pending, deferred, presented, approval pending / approved /
+      declined / acknowledged, executed, execute refused, assessed (started and all its evidence
+      read), actionable (assessed, and the records call for something: the NOOP judgement a
+      reader would make), and whether running its work is the user's call not yet given
+      (``present`` then asks for it); 2 clock-dependent columns: urgency (how soon the user needs
+      it: its needed-by time, else its deadline, over three days) and whether its resource is in
+      the user's own use now. Slots are shuffled per seed. No column states the depth the user
+      wants, which task a TA decision makes urgent, or which competes;
     * ``resources`` (4 × 5,): per resource: present, in the user's own use now, within two hours,
       the agent's running jobs (share of capacity), capacity;
     * ``rules`` (8 × 9,): the persona's policy as a table per action category: present, the
@@ -111,10 +114,27 @@ class ProactivityEnv(gym.Env):
 
     ## Rewards
 
-    When a task closes (its deadline passes or the run ends) and when a TA window closes, the
-    reward is the change in the run's J = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR over what has closed
-    so far, computed by the scorer from the world's event log; over an episode the rewards sum
-    to the run's J.
+    J = λ_TC·TC/100 + λ_TA·TA + λ_TR·(TR-D + (TR-J − 1)/4)/2 is a sum of shares over fixed
+    denominators known at reset (``RunScorer.contributions()``): the run's counted tasks (every
+    task but a conditional one whose branch the oracle would not open — a branch cut off counts
+    0), their weights v_t, and the TA decisions between counted tasks. A task pays its share —
+    λ_TC·v_t·TC_t/(100·Σv) + λ_TR·(aligned_t + (TR-J_t − 1)/4)/(2·n) over the n counted tasks (a
+    task the user never saw rates TR-J 1 where they were meant to see it, else 5) — at the step it
+    closes (its deadline passes or the run ends); a TA decision pays λ_TA/(number of decisions) at
+    the step its window closes, if it was now ∧ later; the privacy cost of needless reads is paid
+    at the end. No share depends on another task's outcome, and the rewards of an episode sum to
+    its J (up to float error). ``info["scores"]`` holds the running TC, TA, TR_D, TR_J and J
+    (sums over what has closed so far, so they grow from 0; recomputed only when something
+    closes) and, at the episode's end, the full breakdown with each task's and
+    decision's ``J_share``.
+
+    With ``reward_shaping=True`` the reward adds Φ(s') − Φ(s) (potential-based shaping, Ng et
+    al. 1999), where Φ is the credit in prospect (``RunScorer.potential()``): each open task's
+    TR-D share while its interventions so far are aligned with the rule in force and it has
+    reached the depth that rule wants, and each open TA window's share while what was done in it
+    is now ∧ later. Φ is 0 at reset and at the end, so the return is still J and the optimal
+    policies are unchanged; a wrong-depth action shows in the reward at the step it is taken.
+    Off by default; evaluations never shape.
 
     ## Episode End
 
@@ -132,19 +152,23 @@ class ProactivityEnv(gym.Env):
       plays the file as written.
     * ``weights``: λ as ``{"tc": .., "ta": .., "tr": ..}`` (normalised; default equal).
     * ``render_mode``: ``"ansi"`` (a readable timeline) or ``"rgb_array"`` (a timeline picture).
+    * ``reward_shaping``: add the potential-based shaping term above (default False).
 
     ## Version History
 
     * v0: initial release (scenario suite 0.1); suite 0.2: observation states the policy (rule
       table and feedback) instead of per-task depths, work takes time, seeds draw variants, and
       the scorer judges from the event log; suite 0.4: a task feature says whether running its
-      work is the user's call not yet given (46 features per slot).
+      work is the user's call not yet given (37 features per slot); issue #21: each task and TA
+      decision pays its fixed share of J when final (was: the change of a running mean), optional
+      potential-based shaping.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, scenario: str = "monitor", persona: str | None = None,
-                 weights: dict[str, float] | None = None, render_mode: str | None = None, variants: bool = True):
+                 weights: dict[str, float] | None = None, render_mode: str | None = None, variants: bool = True,
+                 reward_shaping: bool = False):
         if persona is not None and persona not in PERSONAS:
             raise ValueError(f"persona: expected one of {PERSONAS} or None, got {persona!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -155,6 +179,9 @@ class ProactivityEnv(gym.Env):
         self.weights = Weights(**(weights or {}))
         self.render_mode = render_mode
         self.variants = variants
+        if not isinstance(reward_shaping, bool):
+            raise ValueError(f"reward_shaping: expected True or False, got {reward_shaping!r}")
+        self.reward_shaping = reward_shaping
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = spaces.Dict({
             "clock": spaces.Box(0.0, 1.0, (len(CLOCK_FEATURES),), np.float32),
@@ -190,7 +217,8 @@ class ProactivityEnv(gym.Env):
         self.scorer = RunScorer(s, persona, self.weights)
         self._actions: list = []
         self._here = 0
-        self._last_j = 0.0
+        self._paid: dict[str, float] = {}
+        self._carry = self._phi = self._phi0 = 0.0
         self._decisions_seen = 0
         self._feedback_seen = 0
         self._summary = self.scorer.summary()
@@ -212,10 +240,9 @@ class ProactivityEnv(gym.Env):
         self._mask[0] = 1
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()
-        self._collect()
         self.world.dirty.update(range(len(s.tasks)))
-        self._refresh(moved=True)
-        return self._obs(), self._info(False)
+        obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
+        return obs, info
 
     def step(self, action):
         if self.world is None:
@@ -231,6 +258,8 @@ class ProactivityEnv(gym.Env):
         Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
         a = _action_int(action)
         invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask[a]
+        # At the cap only waiting is left (a multi-assistant env asks again while the others act).
+        invalid = invalid or (a != 0 and self._here >= MAX_ACTIONS_PER_POINT)
         self._actions.append(0 if invalid else a)
         if invalid or a == 0:
             return invalid, True
@@ -239,9 +268,19 @@ class ProactivityEnv(gym.Env):
         self._here += 1
         return False, self._here >= MAX_ACTIONS_PER_POINT
 
-    def _observe(self, moved: bool, invalid: bool):
-        """Score what closed, bring the observation up to date, and build the step result."""
+    def _observe(self, moved: bool, invalid: bool, at_reset: bool = False):
+        """Score what closed, bring the observation up to date, and build the step result. At
+        reset (``at_reset``) what closed is carried into the first step's reward, and the shaping
+        potential is measured from here (Φ = 0 at reset and at the end: the return stays J)."""
         reward = self._collect()
+        if at_reset:
+            self._carry, reward = self._carry + reward, 0.0
+            self._phi0 = self.scorer.potential() if self.reward_shaping else 0.0
+        else:
+            reward, self._carry = reward + self._carry, 0.0
+            if self.reward_shaping:
+                phi = 0.0 if self.world.done else self.scorer.potential() - self._phi0
+                reward, self._phi = reward + phi - self._phi, phi
         self._refresh(moved)
         terminated = self.world.done
         info = self._info(invalid)
@@ -272,12 +311,18 @@ class ProactivityEnv(gym.Env):
                                log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
 
     def _collect(self) -> float:
-        """Feed the scorer the new log entries; the reward is the change in running J."""
+        """Feed the scorer the new log entries; the reward is each outcome's share of J as it
+        becomes final (``RunScorer.contributions()``: fixed denominators, so a share depends on
+        its own task or decision alone), paid once — or its change, should a final share move."""
         if not self.scorer.feed(self.world.log):
             return 0.0
         self._summary = self.scorer.summary()
-        j = self._summary["J"]
-        reward, self._last_j = j - self._last_j, j
+        reward, paid = 0.0, self._paid
+        for unit, share in self.scorer.contributions().items():
+            before = paid.get(unit, 0.0)
+            if share != before:
+                reward += share - before
+                paid[unit] = share
         return reward
 
     def _static_rows(self, s: Scenario) -> None:

@@ -214,8 +214,8 @@ class ProactivityTextEnv(gym.Env):
 
     ## Rewards
 
-    As in the structured face: the change in the run's J when tasks become final; the rewards of
-    an episode sum to its J.
+    As in the structured face: each task and TA decision pays its fixed share of the run's J
+    when its outcome is final; the rewards of an episode sum to its J.
 
     ## Episode End
 

@@ -10,20 +10,27 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   suggestion is not penalised for not executing; delivery after ``needed_by`` counts half; an
   execute with wrong arguments delivers nothing), Constraints (required codes stated in the
   agent's own words, forbidden claims not made, on meaning), Semantics and Completion (from the
-  judges). Work the user needed to see but never saw leaves nothing to judge. A conditional task
-  the oracle would have opened but the agent cut off scores 0. Run TC = Σ v_t·TC_t / Σ v_t, less
-  ``PRIVACY_COST`` points per record read that no task active in the run needed (at most
-  ``PRIVACY_CAP``): reading everything is not free.
-* **TA** per run = the share of its eligible decisions (both tasks active) with now ∧ later. now:
+  judges). Work the user needed to see but never saw leaves nothing to judge. Run TC = Σ v_t·TC_t /
+  Σ v_t over the run's *counted* tasks (fixed at reset: every task but a conditional one whose branch
+  the oracle, serving this persona, would not open; a counted branch the agent cut off, or whose
+  trigger never fired, scores 0), less ``PRIVACY_COST`` points per record read that no task active
+  in the run needed (at most ``PRIVACY_CAP``; TC's floor is 0): reading everything is not free.
+* **TA** per run = the share of its counted decisions (between two counted tasks) that were eligible
+  (both tasks active) and had now ∧ later. now:
   substantive work on the urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺; later: the
   competing task explicitly deferred to a feasible time ≥ τ⁺ (its work fits before its deadline,
   its resource free of the user's use), or allocated there, by the agent before τ⁺, and no work on
   it inside the window; any agent job over the user's own use of the shared resource inside the
   window fails the decision. Continuation: 1 feasible timed plan, 0.5 a deferral without a time.
-* **TR-D** per run = share of active tasks whose every intervention was aligned when made and whose
-  wanted depth was reached (``sim.policy``); NOOP tasks: nothing the user saw.
-* **TR-J** per task the user saw, 1–5, from what the user saw (``tr_j_estimate``); never from TC.
-* **J** = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR with S_TR = (TR-D + (TR-J − 1)/4) / 2.
+* **TR-D** per run = share of counted tasks whose every intervention was aligned when made and whose
+  wanted depth was reached (``sim.policy``); NOOP tasks: nothing the user saw; cut off: not aligned.
+* **TR-J** per task the user saw, 1–5, from what the user saw (``tr_j_estimate``); never from TC. Run
+  TR-J = the mean over the counted tasks (a fixed denominator), where a task the user never saw rates
+  1 if they were meant to see it (the stated rule wants SUGGEST or deeper) and 5 if not (nothing
+  unwanted was shown).
+* **J** = λ_TC·TC/100 + λ_TA·TA + λ_TR·S_TR with S_TR = (TR-D + (TR-J − 1)/4) / 2 — with the
+  fixed denominators, a sum of one share per counted task, one per counted decision and the privacy
+  cost (``RunScorer.contributions()``): the env pays each when it is final (DESIGN.md §6).
 """
 
 from __future__ import annotations
@@ -140,6 +147,7 @@ class RunScorer:
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
         self._seen = 0
+        self._fix_denominators(dict(scenario.personas[persona].rules))
 
     # ------------------------------------------------------------------ reading the log
     def feed(self, log: list[dict]) -> bool:
@@ -156,6 +164,7 @@ class RunScorer:
         task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
         if kind == "run_start":
             self.policy = PolicyState(dict(e["rules"]))
+            self._fix_denominators(dict(e["rules"]))
             self.composed = e.get("face", "structured") == "structured"
         elif kind == "policy_change":
             self.policy.change(e["rules"])
@@ -199,11 +208,13 @@ class RunScorer:
         elif kind == "trust" and task is not None:
             task.trust_after = e["after"]
         elif kind == "task_closed":
-            if task.active or task.cut_off:
+            if task.active or task.cut_off or task.spec.id in self.counted:
                 self._score(task, t)
                 closed = True
         elif kind == "run_end":
             closed |= self._close_windows(math.inf)
+            for task_id in self.counted:  # a branch that never came up (its trigger never fired) is cut off too
+                self._score(self.tasks[task_id], t)
             self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
             self.ended = True
             closed = True
@@ -426,33 +437,118 @@ class RunScorer:
         task = self.tasks[task_id]
         return self._work_of(task, self.policy.wanted(task.spec, self.persona))
 
+    # ------------------------------------------------------------------ J's fixed denominators
+    def _fix_denominators(self, rules: dict[str, str]) -> None:
+        """What J is a sum over, fixed at reset (DESIGN.md §6), so that each task and each TA
+        decision owns a share of J that no other outcome changes: the *counted* tasks (every task
+        but a conditional one whose branch the oracle, serving this persona, would not open — so a
+        branch the agent cut off, or whose trigger never fired, counts, at 0), their weights, the TA
+        decisions between two counted tasks, and the counted tasks the user is meant to see (the
+        depth the stated rules want is SUGGEST or deeper: one never seen rates TR-J 1, others 5)."""
+        self.counted = tuple(t.id for t in self.scenario.tasks if not t.requires or self._oracle_reaches(t))
+        self._counted_set = counted = frozenset(self.counted)
+        self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
+        self.counted_decisions = tuple(d for d in self.decisions
+                                       if d.spec.urgent in counted and d.spec.competing in counted)
+        stated = PolicyState(dict(rules))
+        self.meant_to_see = frozenset(t for t in self.counted
+                                      if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
+
+    def denominators(self) -> dict[str, float]:
+        return {"tasks": len(self.counted), "weight": self.counted_weight,
+                "decisions": len(self.counted_decisions), "meant_to_see": len(self.meant_to_see)}
+
+    def _task_parts(self, s: TaskScore) -> tuple[float, float, float]:
+        """A scored task's numerators of TC (v_t·TC_t), TR-D (aligned or not) and TR-J (points
+        above 1) over the fixed denominators; 0 for a task that is not counted (a branch the agent
+        opened that the oracle would not have)."""
+        if s.task not in self._counted_set:
+            return 0.0, 0.0, 0.0
+        if s.tr_j is not None:
+            tr_j = s.tr_j
+        else:  # never seen: the worst rating where the user needed to see it, the best where not
+            tr_j = 1.0 if s.task in self.meant_to_see else 5.0
+        return s.weight * s.tc, float(bool(s.depth_match)), tr_j - 1.0
+
+    def _decision_part(self, d: _Decision) -> float:
+        """A closed TA decision's numerator of TA: 1 if it was eligible and now ∧ later."""
+        if not (d.closed and d.eligible):
+            return 0.0
+        now, later, _ = self._ta_label(d)
+        return float(now and later)
+
+    def contributions(self) -> dict[str, float]:
+        """Each final outcome's share of J so far: ``task:<id>`` (its weighted TC, TR-D and TR-J
+        terms) once the task has closed, ``decision:<id>`` once its window has closed, and
+        ``privacy`` (−λ_TC × the needless-read cost, as TC's floor at 0 lets it) at the run's end.
+        Each share is final when it appears; they sum to ``summary()["J"]``."""
+        w, n, weight = self.weights, len(self.counted), self.counted_weight
+        shares: dict[str, float] = {}
+        tc_raw = 0.0
+        for s in self.scores:
+            tc, tr_d, tr_j = self._task_parts(s)
+            tc_raw += tc
+            shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (tr_d + tr_j / 4.0) / n / 2.0
+        for d in self.counted_decisions:
+            if d.closed:
+                shares[f"decision:{d.spec.id}"] = w.ta * self._decision_part(d) / len(self.counted_decisions)
+        if self.ended:
+            shares["privacy"] = -w.tc * min(self.privacy, tc_raw / weight) / 100.0
+        return shares
+
+    def potential(self) -> float:
+        """Credit in prospect, for potential-based reward shaping (0 once everything has closed):
+        each open counted task's TR-D share where its interventions so far were all aligned with
+        the rule then in force and it has reached the depth the rule in force wants; each open TA
+        window's share where what was done inside it so far is now ∧ later."""
+        w, phi = self.weights, 0.0
+        per_task = w.tr / 2.0 / len(self.counted) if self.counted else 0.0
+        for task_id in self.counted:
+            task = self.tasks[task_id]
+            if task.active and not task.closed and all(task.interventions) and \
+                    self._met(task, self.policy.wanted(task.spec, self.persona)):
+                phi += per_task
+        for d in self.counted_decisions:
+            if not d.closed and self._both_active(d):
+                now, later, _ = self._ta_label(d)
+                phi += w.ta * (now and later) / len(self.counted_decisions)
+        return phi
+
     # ------------------------------------------------------------------ results
     def summary(self) -> dict[str, float]:
-        """TC, TA, TR_D, TR_J and J over what has closed so far (the full run at its end)."""
-        scores = self.scores
-        weight = sum(s.weight for s in scores)
-        tc = sum(s.weight * s.tc for s in scores) / weight if weight else 0.0
-        tc = max(0.0, tc - self.privacy)
-        judged = [s for s in scores if s.depth_match is not None]
-        tr_d = sum(s.depth_match for s in judged) / len(judged) if judged else 0.0
-        rated = [s.tr_j for s in scores if s.tr_j is not None]
-        tr_j = sum(rated) / len(rated) if rated else 1.0
-        labels = [self._ta_label(d) for d in self.decisions if d.closed and d.eligible]
-        ta = sum(now and later for now, later, _ in labels) / len(labels) if labels else 0.0
+        """TC, TA, TR_D, TR_J and J over what has closed so far (the full run at its end), each a
+        sum of per-task or per-decision parts over fixed denominators (``_fix_denominators``): a
+        running score grows from 0 as outcomes become final.
+
+        TC = Σ v_t·TC_t / Σ v_t over the counted tasks, less the privacy cost (floor 0); TR-D =
+        the share of counted tasks depth-aligned; TR-J = 1 + Σ (TR-J_t − 1) / n over the n counted
+        tasks (never seen: 1 where the user was meant to see it, else 5); TA = the share of counted
+        decisions (eligible, closed) with now ∧ later."""
+        tc = tr_d = tr_j = 0.0
+        for s in self.scores:
+            parts = self._task_parts(s)
+            tc, tr_d, tr_j = tc + parts[0], tr_d + parts[1], tr_j + parts[2]
+        n, decisions = len(self.counted), len(self.counted_decisions)
+        tc = max(0.0, tc / self.counted_weight - self.privacy)
+        tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
+        ta = sum(self._decision_part(d) for d in self.counted_decisions) / decisions if decisions else 0.0
         s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
         w = self.weights
-        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr if scores or labels else 0.0
+        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
         return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
 
     def breakdown(self) -> dict:
-        """Everything behind the summary: per-task components and depths, per-decision TA."""
+        """Everything behind the summary: per-task components and depths, per-decision TA, and
+        each one's share of J."""
         summary = self.summary()
+        shares = self.contributions()
         comps = {k: [s.components[k] for s in self.scores if k in s.components] for k in COMPONENTS}
         decisions = []
-        for d in self.decisions:
-            if d.closed and d.eligible:
-                now, later, cont = self._ta_label(d)
-                decisions.append({"id": d.spec.id, "now": now, "later": later, "continuation": cont})
+        for d in self.counted_decisions:
+            if d.closed:
+                now, later, cont = self._ta_label(d) if d.eligible else (False, False, 0.0)
+                decisions.append({"id": d.spec.id, "now": now, "later": later, "continuation": cont,
+                                  "eligible": d.eligible, "J_share": shares[f"decision:{d.spec.id}"]})
         return {
             **summary,
             "continuation": sum(d["continuation"] for d in decisions) / len(decisions) if decisions else 0.0,
@@ -462,8 +558,11 @@ class RunScorer:
             "components": {k: (100.0 * sum(v) / len(v) if v else None) for k, v in comps.items()},
             "privacy_cost": self.privacy,
             "tasks": [{"task": s.task, "TC": s.tc, "TR_J": s.tr_j, "wanted": s.wanted, "depth_match": s.depth_match,
-                       "components": s.components, "diagnostics": s.diagnostics} for s in self.scores],
+                       "components": s.components, "diagnostics": s.diagnostics,
+                       "counted": s.task in self._counted_set, "J_share": shares[f"task:{s.task}"]}
+                      for s in self.scores],
             "active_tasks": sum(1 for s in self.scores if s.depth_match is not None),
+            "denominators": self.denominators(),
             "weights": self.weights.as_dict(),
         }
 
