@@ -49,8 +49,9 @@ class CommonArgs:
     """seeds the envs, the model and (offset by 1,000,000) the evaluation episodes"""
     out: str = "runs/train"
     """output folder: model.zip, best_model.zip, agent.json, eval.csv, learning_curve.png, tb/, checkpoints/"""
-    n_envs: int = 0
-    """parallel envs; 0: one per CPU core; more than 1 runs them in subprocesses (SubprocVecEnv)"""
+    n_envs: int = os.cpu_count() or 1
+    """parallel envs (default: one per CPU core of this machine); more than 1 runs them in
+    subprocesses (SubprocVecEnv)"""
     eval_scenarios: str = "monitor"
     """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
     eval_freq: int = 20_000
@@ -322,11 +323,8 @@ def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackLi
 
 
 def save_config(args, algo: str, observation: str, policy: str = "mlp") -> None:
-    """The start of every training run: torch's threads, the number of envs (0: one per core),
-    and the run's configuration on disk."""
+    """The start of every training run: torch's threads, and the run's configuration on disk."""
     torch.set_num_threads(args.torch_threads)
-    if args.n_envs <= 0:
-        args.n_envs = os.cpu_count() or 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     config = {"algo": algo, "observation": observation, "policy": policy, "args": dataclasses.asdict(args)}
@@ -380,8 +378,8 @@ def plot_learning_curve(rows: list[dict], path: Path, title: str, references: di
                 reference = references.get(name, {})
                 value = reference.get(group, {}).get(metric)
                 if value is not None:
-                    label = f"{name} ({reference['name']})" if "name" in reference else name
-                    ax.axhline(value, color=colour, ls=style, lw=1.2, label=label)
+                    named = f"{name} ({reference['name']})" if "name" in reference else name
+                    ax.axhline(value, color=colour, ls=style, lw=1.2, label=named)
             ax.set_ylim(*limits)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=7)
