@@ -187,3 +187,42 @@ def test_approval_decisions_are_structured_records_in_info():
     approved = {d["task"] for d in seen if d["verdict"] == "approve"}
     executed = {e["task"] for e in env.unwrapped.world.log if e["type"] == "execute" and e["ok"]}
     assert approved <= executed
+
+
+def test_no_task_column_states_the_depth_a_task_wants():
+    """Over every pair (oracle play, two seeds): among tasks alike in whether they have an action
+    (none can be executed without one), no single task column separates the depths the user
+    wants — the agent must join category and rule table and track answers."""
+    from collections import defaultdict
+
+    from proactive_env.baselines import make_agent
+    from proactive_env.envs.structured import MAX_TASKS, TASK_FEATURES, ProactivityEnv
+    from proactive_env.spec import PERSONAS, shipped_names
+
+    rows = defaultdict(list)  # (has an action, wanted depth) -> rows seen while the task was open
+    for scenario in shipped_names():
+        for persona in PERSONAS:
+            for seed in (0, 1000):
+                env = ProactivityEnv(scenario, persona=persona)
+                obs, info = env.reset(seed=seed)
+                agent = make_agent("oracle")
+                agent.reset(env, seed)
+                done = False
+                while not done:
+                    table = obs["tasks"].reshape(MAX_TASKS, len(TASK_FEATURES))
+                    for t in env.world.tasks:
+                        if t.active and not t.closed:
+                            wanted = env.scorer.policy.wanted(t.spec, persona)
+                            rows[(t.spec.action is not None, wanted)].append(table[t.index])
+                    obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                    done = terminated or truncated
+    groups = {key: np.array(value) for key, value in rows.items()}
+    assert {(has, d.name) for has, d in groups} >= {(True, "SUGGEST"), (True, "EXECUTE"), (False, "NOOP"),
+                                                     (False, "PREPARE"), (False, "SUGGEST")}  # the sweep saw them
+    separated = []
+    for (has_a, a), x in groups.items():
+        for (has_b, b), y in groups.items():
+            if has_a == has_b and a < b:
+                separated += [(has_a, a.name, b.name, name) for c, name in enumerate(TASK_FEATURES)
+                              if x[:, c].max() < y[:, c].min() or y[:, c].max() < x[:, c].min()]
+    assert not separated

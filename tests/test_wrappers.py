@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 
 from proactive_env.baselines import OracleAgent, make_agent
 from proactive_env.scoring import load_trajectory, rescore
-from proactive_env.wrappers import (DepthShaping, FlattenObservation, MaskedDictObservation, RecordTrajectory, RewardWeights,
-                                    TextObservation)
+from proactive_env.wrappers import (SLOT_RULE_FEATURES, DepthShaping, FlattenObservation, MaskedDictObservation,
+                                    RecordTrajectory, RewardWeights, SlotRules, TextObservation)
 
 ENV = "Proactivity-Monitor-Operator-v0"
 # Allowed checker warnings, each with its reason; any other warning fails the test.
@@ -35,6 +35,7 @@ WRAPPERS = {
     "text": TextObservation,
     "weights": lambda env: RewardWeights(env, tc=0.2, ta=0.4, tr=0.4),
     "shaping": lambda env: DepthShaping(env, scale=0.2),
+    "slot-rules": SlotRules,
 }
 
 
@@ -133,3 +134,33 @@ def test_depth_shaping_is_potential_based(agent):
     env = DepthShaping(gym.make(ENV), scale=0.5)
     total, info = play(env, make_agent(agent), seed=2)
     assert total == pytest.approx(info["scores"]["J"], abs=1e-9)  # the shaping terms cancel out
+
+
+def test_slot_rules_give_each_slot_its_categorys_rule_stated_and_in_force():
+    """Where the user's feedback changes a rule (the policy-follower's Monitor run meets the
+    scripted policy changes), the in-force half follows it and the stated half stays."""
+    from proactive_env.spec import RULES
+
+    env = SlotRules(gym.make("Proactivity-Monitor-Planner-v0"))
+    agent = make_agent("policy-follower")
+    obs, info = env.reset(seed=0)
+    agent.reset(env.unwrapped, 0)
+    stated = dict(env.unwrapped._variant["rules"])
+    changed, done = False, False
+    while not done:
+        world = env.unwrapped.world
+        table = obs["slot_rules"].reshape(-1, len(SLOT_RULE_FEATURES))
+        for t in world.tasks:
+            expected = np.zeros(len(SLOT_RULE_FEATURES), np.float32)
+            expected[RULES.index(stated[t.spec.category])] = 1.0
+            expected[len(RULES) + RULES.index(world.policy.rules[t.spec.category])] = 1.0
+            assert np.array_equal(table[t.index], expected), t.spec.id
+            changed |= world.policy.rules[t.spec.category] != stated[t.spec.category]
+        assert not table[len(world.tasks):].any()  # empty slots
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        done = terminated or truncated
+    assert changed
+    assert env.unwrapped.trajectory(agent="x")["observation_extras"] == ["slot_rules"]
+    plain = gym.make("Proactivity-Monitor-Planner-v0").unwrapped
+    plain.reset(seed=0)
+    assert "observation_extras" not in plain.trajectory(agent="x")

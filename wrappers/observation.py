@@ -1,4 +1,5 @@
-"""Observation wrappers: a flat vector for MLP policies, the RLlib-style masked dict, and text."""
+"""Observation wrappers: a flat vector for MLP policies, the RLlib-style masked dict, text, and
+each slot's category rule (opt-in)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import numpy as np
 from gymnasium import spaces
 
 from proactive_env.envs.render import ansi_timeline
+from proactive_env.envs.structured import MAX_TASKS, RULE_FEATURES, TASK_FEATURES
+from proactive_env.spec import MAX_CATEGORIES, RULES
 
 PARTS = ("clock", "tasks", "resources", "rules", "feedback", "action_mask")
 
@@ -95,3 +98,54 @@ class TextObservation(_MaskForwarding, gym.ObservationWrapper, gym.utils.RecordC
         text = ansi_timeline(self.env.unwrapped.world, last=self.last)
         text = "".join(c if c in TEXT_CHARSET else "?" for c in text)
         return text[-self.observation_space.max_length:]
+
+
+SLOT_RULE_FEATURES = (*(f"stated_{r}" for r in RULES), *(f"in_force_{r}" for r in RULES))
+_CATEGORY = slice(TASK_FEATURES.index("category_0"), TASK_FEATURES.index("category_0") + MAX_CATEGORIES)
+_STATED = slice(RULE_FEATURES.index(f"stated_{RULES[0]}"), RULE_FEATURES.index(f"stated_{RULES[-1]}") + 1)
+_NOW = slice(RULE_FEATURES.index(f"now_{RULES[0]}"), RULE_FEATURES.index(f"now_{RULES[-1]}") + 1)
+
+
+def slot_rules(observation: dict[str, np.ndarray]) -> np.ndarray:
+    """(MAX_TASKS, 8) float32: per task slot, its category's stated rule and the rule in force
+    (one-hot over prepare / suggest / approve / execute; zeros for an empty slot) — the join of
+    ``tasks``' category columns with the ``rules`` table, nothing the observation does not hold."""
+    tasks = observation["tasks"].reshape(MAX_TASKS, len(TASK_FEATURES))
+    rules = observation["rules"].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
+    stated, changed = rules[:, _STATED], rules[:, _NOW]
+    in_force = np.where(changed.any(axis=1, keepdims=True), changed, stated)
+    category = tasks[:, _CATEGORY]  # one-hot, zeros for an empty slot
+    return np.concatenate([category @ stated, category @ in_force], axis=1, dtype=np.float32)
+
+
+class SlotRules(_MaskForwarding, gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """Add ``obs["slot_rules"]`` (``MAX_TASKS`` × 8, flattened): each slot's category rule, as
+    stated and as in force (``SLOT_RULE_FEATURES``) — the same rule an LLM agent reads in its
+    briefing, joined for it. Opt-in: the shipped observation leaves the join to the agent, and a
+    policy that shares weights across slots learns it; no column states the depth a task wants
+    (a rule is per category; explicit answers and the task's own state still decide it). The
+    wrapper names itself in the env's trajectories (``observation_extras``) and in
+    ``env.spec.additional_wrappers``, so a run made with it says so.
+
+    Example::
+
+        env = SlotRules(gym.make("Proactivity-Monitor-v0"))
+        obs, info = env.reset(seed=0)
+        obs["slot_rules"].reshape(19, 8)
+    """
+
+    name = "slot_rules"
+
+    def __init__(self, env: gym.Env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        self.observation_space = spaces.Dict({
+            **env.observation_space.spaces,
+            "slot_rules": spaces.Box(0.0, 1.0, (MAX_TASKS * len(SLOT_RULE_FEATURES),), np.float32),
+        })
+        extras = getattr(env.unwrapped, "observation_extras", None)
+        if extras is not None and self.name not in extras:
+            extras.append(self.name)
+
+    def observation(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {**observation, "slot_rules": slot_rules(observation).ravel()}

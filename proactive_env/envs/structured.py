@@ -198,6 +198,7 @@ class ProactivityEnv(gym.Env):
         self.owner = "agent"
         self.shared_clock = False
         self.face = "structured"
+        self.observation_extras: list[str] = []  # opt-in observation wrappers in use (their names), for the record
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -224,6 +225,7 @@ class ProactivityEnv(gym.Env):
         self._summary = self.scorer.summary()
         self._static_rows(s)
         self._clock = np.zeros(len(CLOCK_FEATURES), np.float32)
+        self._first_weekday = s.start_date.weekday()
         self._resource_ids = [r.id for r in s.resources]
         self._resources = np.zeros((MAX_RESOURCES, len(RESOURCE_FEATURES)), np.float32)
         for i, r in enumerate(s.resources):
@@ -306,9 +308,12 @@ class ProactivityEnv(gym.Env):
 
     def trajectory(self, agent: str) -> dict:
         """The run so far as a trajectory record (complete once the episode has ended)."""
-        return make_trajectory(scenario=self.base, persona=self.persona, seed=self._seed, agent=agent,
-                               weights=self.weights, variant=self._variant, actions=list(self._actions),
-                               log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
+        record = make_trajectory(scenario=self.base, persona=self.persona, seed=self._seed, agent=agent,
+                                 weights=self.weights, variant=self._variant, actions=list(self._actions),
+                                 log=list(self.world.log), scores=self.scorer.breakdown(), face=self.face)
+        if self.observation_extras:  # what the agent saw beyond the shipped observation
+            record["observation_extras"] = list(self.observation_extras)
+        return record
 
     def _collect(self) -> float:
         """Feed the scorer the new log entries; the reward is each outcome's share of J as it
@@ -352,7 +357,7 @@ class ProactivityEnv(gym.Env):
         world.dirty.clear()
         if moved:
             self._clock_update()
-        self._feedback_update()
+        self._feedback_update(moved)
         self._clock[7] = self._here / MAX_ACTIONS_PER_POINT
 
     def _clock_update(self) -> None:
@@ -362,7 +367,7 @@ class ProactivityEnv(gym.Env):
         clock[0] = min(1.0, now / s.end_minute)
         clock[1] = (now % 1440) / 1440.0
         clock[2] = min(1.0, (now // 1440) / s.days)
-        clock[3] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun").index(s.weekday(now)) / 6
+        clock[3] = ((self._first_weekday + now // 1440) % 7) / 6
         clock[4] = schedule.available(now)
         clock[5] = schedule.sleep.contains(now)
         clock[6] = not clock[4] and not clock[5]
@@ -382,10 +387,11 @@ class ProactivityEnv(gym.Env):
             tasks[index, _BUSY] = busy[res]
         self._time = world.clock_text()
 
-    def _feedback_update(self) -> None:
+    def _feedback_update(self, moved: bool) -> None:
         world = self.world
         events = world.feedback
-        if len(events) > self._feedback_seen:
+        new = len(events) > self._feedback_seen
+        if new:
             self._feedback_seen = len(events)
             for c, category in enumerate(self._categories):
                 current = world.policy.rules[category]
@@ -398,7 +404,7 @@ class ProactivityEnv(gym.Env):
             if latest.category in self._categories:
                 self._feedback[len(FEEDBACK_KINDS) + self._categories.index(latest.category)] = 1.0
             self._feedback_at = latest.minute
-        if events and self._feedback.any():
+        if self._feedback_seen and (new or moved):  # (its age changes only with the clock)
             age = (world.now - self._feedback_at) / URGENCY_HORIZON
             self._feedback[-1] = 1.0 - min(1.0, max(0.0, age))
 

@@ -14,7 +14,8 @@ class SuiteEnv(gym.Env):
     """Each episode plays one scenario of ``scenarios`` (``"all"`` or a comma-separated list of
     shipped names, less ``exclude``), drawn with the env's own generator, with the persona fixed
     or drawn per episode. Every scenario shares the same observation and action spaces, so one
-    policy can be trained across them and evaluated on a held-out scenario.
+    policy can be trained across them and evaluated on a held-out scenario. ``reward_shaping``
+    is passed to each scenario's env (``ProactivityEnv``; default False).
 
     Example::
 
@@ -24,7 +25,8 @@ class SuiteEnv(gym.Env):
     metadata = ProactivityEnv.metadata
 
     def __init__(self, scenarios: str = "all", exclude: str = "", persona: str | None = None,
-                 weights: dict[str, float] | None = None, render_mode: str | None = None):
+                 weights: dict[str, float] | None = None, render_mode: str | None = None,
+                 reward_shaping: bool = False):
         shipped = shipped_names()
         names = shipped if scenarios == "all" else [s.strip() for s in scenarios.split(",") if s.strip()]
         dropped = {s.strip() for s in exclude.split(",") if s.strip()}
@@ -35,7 +37,8 @@ class SuiteEnv(gym.Env):
         self.names = [n for n in names if n not in dropped]
         if not self.names:
             raise ValueError(f"no scenario left to train on: scenarios={scenarios!r}, exclude={exclude!r}")
-        self.envs = [ProactivityEnv(n, persona=persona, weights=weights, render_mode=render_mode) for n in self.names]
+        self.envs = [ProactivityEnv(n, persona=persona, weights=weights, render_mode=render_mode,
+                                    reward_shaping=reward_shaping) for n in self.names]
         self.observation_space = self.envs[0].observation_space
         self.action_space = self.envs[0].action_space
         self.render_mode = render_mode

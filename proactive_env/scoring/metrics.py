@@ -141,7 +141,8 @@ class RunScorer:
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
-        self.records_text = tuple(_source_text(r) for r in scenario.records)
+        # sorted: the copy index is cached on this tuple, and the record order is shuffled per seed
+        self.records_text = tuple(sorted(_source_text(r) for r in scenario.records))
         self.needless_reads: set[str] = set()
         self.privacy = 0.0
         self.ended = False
@@ -164,7 +165,8 @@ class RunScorer:
         task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
         if kind == "run_start":
             self.policy = PolicyState(dict(e["rules"]))
-            self._fix_denominators(dict(e["rules"]))
+            if e["rules"] != self._stated_rules:
+                self._fix_denominators(dict(e["rules"]))
             self.composed = e.get("face", "structured") == "structured"
         elif kind == "policy_change":
             self.policy.change(e["rules"])
@@ -362,12 +364,11 @@ class RunScorer:
         met = self._met(task, wanted)
         aligned = all(task.interventions) and met
         work = self._work_of(task, wanted)
-        diag = judge_task(self.judges, spec, work)
+        diag, constraints = self._judged(spec, work)
         components: dict[str, float] = {}
         if spec.evidence:
             components["evidence"] = len(self._evidence_read(task)) / len(spec.evidence)
         components["outputs"] = self._outputs(task, wanted, work)
-        constraints = self._constraints(spec, work)
         if constraints is not None:
             components["constraints"] = constraints
         components["semantics"] = (diag["correctness"] + diag["grounding"]) / 2
@@ -376,6 +377,20 @@ class RunScorer:
         seen = bool(task.interventions) or bool(task.shown)
         tr_j = self._tr_j_override.get(spec.id, tr_j_estimate(task)) if seen else None
         self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, wanted.name))
+
+    def _judged(self, spec: Task, work: TaskWork) -> tuple[dict[str, float], float | None]:
+        """The judges' diagnostics and the constraints score of a task's work. With the default
+        rubric judge alone both are a function of (task, work), so they are cached: a structured
+        agent's composed work repeats across episodes (scoring at a task's close is the hot path)."""
+        if not all(type(j) is RubricJudge for j in self.judges):
+            return judge_task(self.judges, spec, work), self._constraints(spec, work)
+        key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
+        hit = _JUDGED.get(key)
+        if hit is None or hit[0] is not spec:
+            if len(_JUDGED) >= 8192:
+                _JUDGED.clear()
+            hit = _JUDGED[key] = (spec, judge_task(self.judges, spec, work), self._constraints(spec, work))
+        return dict(hit[1]), hit[2]
 
     def _met(self, task: _Task, wanted: Depth) -> bool:
         if wanted == Depth.NOOP:
@@ -445,14 +460,32 @@ class RunScorer:
         branch the agent cut off, or whose trigger never fired, counts, at 0), their weights, the TA
         decisions between two counted tasks, and the counted tasks the user is meant to see (the
         depth the stated rules want is SUGGEST or deeper: one never seen rates TR-J 1, others 5)."""
-        self.counted = tuple(t.id for t in self.scenario.tasks if not t.requires or self._oracle_reaches(t))
-        self._counted_set = counted = frozenset(self.counted)
-        self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
-        self.counted_decisions = tuple(d for d in self.decisions
-                                       if d.spec.urgent in counted and d.spec.competing in counted)
+        if not hasattr(self, "counted"):  # (the rules drawn at run start change only who is meant to see)
+            counted_ids = self._counted_ids()
+            self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
+            self._counted_set = counted = frozenset(self.counted)
+            self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
+            self.counted_decisions = tuple(d for d in self.decisions
+                                           if d.spec.urgent in counted and d.spec.competing in counted)
+        self._stated_rules = dict(rules)
         stated = PolicyState(dict(rules))
         self.meant_to_see = frozenset(t for t in self.counted
                                       if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
+
+    def _counted_ids(self) -> frozenset[str]:
+        """The counted task ids, cached per (persona, task set, rules the persona may hold): a
+        seed's variant shares the file's task, persona and policy-change objects (held by the
+        cache, so their ids stay theirs) and only reorders or drops tasks."""
+        s = self.scenario
+        changes = tuple(ev.policy_change for ev in s.events if ev.policy_change is not None)
+        key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)))
+        hit = _COUNTED.get(key)
+        if hit is None:
+            if len(_COUNTED) >= 4096:
+                _COUNTED.clear()
+            counted = frozenset(t.id for t in s.tasks if not t.requires or self._oracle_reaches(t))
+            hit = _COUNTED[key] = ((tuple(s.tasks), s.personas, s.variants, changes), counted)
+        return hit[1]
 
     def denominators(self) -> dict[str, float]:
         return {"tasks": len(self.counted), "weight": self.counted_weight,
@@ -567,9 +600,27 @@ class RunScorer:
         }
 
 
+_COUNTED: dict[tuple, tuple] = {}  # key -> (the objects keyed by id, held; the counted task ids)
+_JUDGED: dict[tuple, tuple] = {}  # (id(task), work, rubric versions) -> (task, diagnostics, constraints)
+_SOURCE_TEXTS: dict[tuple, tuple] = {}  # per record content: a seed's variant shares it with the file
+
+
 def _source_text(record) -> str:
     """Everything a record ever says (every version, its fields as a look-up shows them): the
-    text that work copied verbatim is measured against."""
+    text that work copied verbatim is measured against. Cached: a variant's record is the file's
+    or a shallow copy with another ``appears`` (same ``fields`` and ``versions`` objects)."""
+    key = (record.id, record.title, record.text, id(record.fields), id(record.versions))
+    hit = _SOURCE_TEXTS.get(key)
+    if hit is not None and hit[0] is record.fields and hit[1] is record.versions:
+        return hit[2]
+    text = _compose_source_text(record)
+    if len(_SOURCE_TEXTS) >= 4096:
+        _SOURCE_TEXTS.clear()
+    _SOURCE_TEXTS[key] = (record.fields, record.versions, text)  # (held: their ids stay theirs)
+    return text
+
+
+def _compose_source_text(record) -> str:
     parts = [record.title, record.text, json.dumps(record.fields, default=str, ensure_ascii=False)]
     for v in record.versions:
         parts += [v.title or "", v.text, json.dumps({**record.fields, **v.fields}, default=str, ensure_ascii=False)]

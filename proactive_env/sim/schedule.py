@@ -50,6 +50,9 @@ class Intervals:
         return self.spans[i][1] if i >= 0 and minute < self.spans[i][1] else minute
 
 
+_SCHEDULES: dict[tuple, tuple] = {}
+
+
 @dataclass(frozen=True)
 class Schedule:
     sleep: Intervals
@@ -59,6 +62,20 @@ class Schedule:
 
     @classmethod
     def of(cls, s: Scenario) -> "Schedule":
+        """The scenario's schedule, built once per user and resources: a seed's variant shares
+        them with the file (a Schedule is never changed after it is built)."""
+        key = (id(s.user), id(s.resources), s.days, s.start_date, s.end_minute)
+        hit = _SCHEDULES.get(key)
+        if hit is not None and hit[0] is s.user and hit[1] is s.resources:
+            return hit[2]
+        if len(_SCHEDULES) >= 256:
+            _SCHEDULES.clear()
+        schedule = cls._build(s)
+        _SCHEDULES[key] = (s.user, s.resources, schedule)  # (held: their ids stay theirs)
+        return schedule
+
+    @classmethod
+    def _build(cls, s: Scenario) -> "Schedule":
         sleep: list[tuple[int, int]] = []
         start, end = s.user.sleep.start, s.user.sleep.end
         for day in range(-1, s.days + 1):
