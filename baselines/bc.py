@@ -1,12 +1,14 @@
-"""Behaviour cloning: an MLP imitates an agent's actions in a Minari dataset (``proactivity-gym
-dataset``), with the env's action mask applied to its logits in training and in play.
+"""Behaviour cloning: a policy imitates an agent's actions in a Minari dataset (``proactivity-gym
+dataset``), with the env's action mask applied to its logits in training and in play. The policy
+is the slot network of ``slot_policy.py`` (``--policy slots``, the default: the network
+MaskablePPO trains) or an MLP over the flattened observation (``--policy mlp``).
 
     proactivity-gym dataset --agents oracle --scenarios all --seeds 0-49 --out proactivity/oracle-v0
     proactivity-gym train --algo bc --dataset proactivity/oracle-v0 --out runs/bc
     proactivity-gym eval --agents bc:runs/bc/bc.pt --seed 1000 --seeds 3
 
-The input is the observation flattened as ``MaskedDictObservation`` flattens it (every part but
-the mask, in a fixed order), so the code follows the env's spaces whatever their sizes.
+The MLP's input is the observation flattened as ``MaskedDictObservation`` flattens it (every part
+but the mask, in a fixed order), so the code follows the env's spaces whatever their sizes.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from torch import nn
 
 from proactive_env.wrappers.observation import PARTS
 
+from .slot_policy import SlotNetwork, SlotPolicyConfig
+
 FEATURES = PARTS[:-1]  # everything but the action mask, as MaskedDictObservation flattens it
 MODEL = "bc.pt"
+POLICIES = ("slots", "mlp")
 
 
 @dataclasses.dataclass
@@ -42,13 +47,20 @@ class Args:
     epochs: int = 30
     batch_size: int = 512
     learning_rate: float = 1e-3
+    policy: str = "slots"
+    """slots: the slot network of slot_policy.py (what MaskablePPO trains); mlp: an MLP over the flat observation"""
     net_arch: str = "256,256"
+    """the mlp policy's hidden layer sizes"""
     validation: float = 0.1
     """fraction of episodes held out to report accuracy on"""
     seed: int = 0
+    torch_threads: int = 1
+    """torch CPU threads (more than one made training slower on a shared 2-core machine)"""
 
 
 class BCPolicy(nn.Module):
+    """An MLP over the flattened observation."""
+
     def __init__(self, n_inputs: int, n_actions: int, hidden: list[int]):
         super().__init__()
         layers, width = [], n_inputs
@@ -57,19 +69,42 @@ class BCPolicy(nn.Module):
             width = size
         self.net = nn.Sequential(*layers, nn.Linear(width, n_actions))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: dict[str, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
         """Logits with masked actions at -inf-like values, so they are never chosen nor trained on."""
-        return self.net(x).masked_fill(mask == 0, -1e9)
+        return self.net(torch.cat([obs[p] for p in FEATURES], dim=-1)).masked_fill(mask == 0, -1e9)
+
+
+class SlotBCPolicy(nn.Module):
+    """The slot network's action logits, masked the same way."""
+
+    def __init__(self, config: SlotPolicyConfig):
+        super().__init__()
+        self.net = SlotNetwork(config)
+
+    def forward(self, obs: dict[str, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
+        return self.net(obs)[0].masked_fill(mask == 0, -1e9)
+
+
+def build_policy(saved: dict) -> nn.Module:
+    """The untrained policy a saved (or about to be saved) description asks for."""
+    if saved.get("policy", "mlp") == "slots":
+        return SlotBCPolicy(SlotPolicyConfig(**saved["config"]))
+    return BCPolicy(saved["n_inputs"], saved["n_actions"], saved["hidden"])
+
+
+def parts(observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every part but the mask, each flattened per step, as float32 (one step or a stack)."""
+    lead = observations[FEATURES[0]].shape[:-1]
+    return {p: observations[p].reshape(*lead, -1).astype(np.float32) for p in FEATURES}
 
 
 def flat_features(observations: dict[str, np.ndarray]) -> np.ndarray:
     """Each part flattened per step and concatenated (works on one step or a stack of steps)."""
-    lead = observations[FEATURES[0]].shape[:-1]
-    return np.concatenate([observations[p].reshape(*lead, -1) for p in FEATURES], axis=-1).astype(np.float32)
+    return np.concatenate(list(parts(observations).values()), axis=-1)
 
 
-def load_steps(args: Args) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
-    """Per episode (features, masks, actions) of the step the action was taken in; and n_actions."""
+def load_steps(args: Args) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]], int]:
+    """Per episode (observation parts, masks, actions) of the step the action was taken in; and n_actions."""
     import minari
 
     dataset = minari.load_dataset(args.dataset)
@@ -80,7 +115,7 @@ def load_steps(args: Args) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarra
             continue
         steps = len(episode.actions)
         obs = {p: episode.observations[p][:steps] for p in PARTS}
-        episodes.append((flat_features(obs), obs["action_mask"].astype(np.float32), episode.actions.astype(np.int64)))
+        episodes.append((parts(obs), obs["action_mask"].astype(np.float32), episode.actions.astype(np.int64)))
     if not episodes:
         raise ValueError(f"{args.dataset}: no episode of agent {args.agent!r} (episode metadata 'agent')")
     return episodes, int(dataset.action_space.n)
@@ -89,24 +124,29 @@ def load_steps(args: Args) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarra
 def train(args: Args) -> Path:
     if args.data_path:
         os.environ["MINARI_DATASETS_PATH"] = str(Path(args.data_path).resolve())
+    torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
+    if args.policy not in POLICIES:
+        raise ValueError(f"policy: expected one of {list(POLICIES)}, got {args.policy!r}")
     episodes, n_actions = load_steps(args)
     order = rng.permutation(len(episodes))
     n_valid = int(len(episodes) * args.validation) if len(episodes) > 1 else 0
-    stack = lambda ids: [torch.as_tensor(np.concatenate([episodes[i][k] for i in ids])) for k in range(3)]  # noqa: E731
-    x, mask, y = stack(order[n_valid:])
-    validation = stack(order[:n_valid]) if n_valid else None
+    x, mask, y = stack(episodes, order[n_valid:])
+    validation = stack(episodes, order[:n_valid]) if n_valid else None
 
     hidden = [int(n) for n in args.net_arch.split(",")]
-    policy = BCPolicy(x.shape[1], n_actions, hidden)
+    description = ({"policy": "slots", "config": dataclasses.asdict(SlotPolicyConfig())} if args.policy == "slots" else
+                   {"policy": "mlp", "n_inputs": sum(v.shape[1] for v in x.values()), "n_actions": n_actions,
+                    "hidden": hidden})
+    policy = build_policy(description)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
     generator = torch.Generator().manual_seed(args.seed)
     history = []
     for epoch in range(args.epochs):
         total = 0.0
         for batch in torch.randperm(len(y), generator=generator).split(args.batch_size):
-            loss = nn.functional.cross_entropy(policy(x[batch], mask[batch]), y[batch])
+            loss = nn.functional.cross_entropy(policy(take(x, batch), mask[batch]), y[batch])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -119,8 +159,7 @@ def train(args: Args) -> Path:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / MODEL
-    torch.save({"state_dict": policy.state_dict(), "n_inputs": x.shape[1], "n_actions": n_actions,
-                "hidden": hidden}, path)
+    torch.save({"state_dict": policy.state_dict(), **description}, path)
     (out / "bc.json").write_text(json.dumps({"args": dataclasses.asdict(args), "steps": len(y),
                                              "episodes": len(episodes), "history": history}, indent=1))
     plot_training(history, out / "learning_curve.png", f"behaviour cloning on {args.dataset}")
@@ -149,15 +188,26 @@ def plot_training(history: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def stack(episodes: list, ids) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+    """The steps of the episodes ``ids`` as tensors: (observation parts, masks, actions)."""
+    obs = {p: torch.as_tensor(np.concatenate([episodes[i][0][p] for i in ids])) for p in FEATURES}
+    return obs, *(torch.as_tensor(np.concatenate([episodes[i][k] for i in ids])) for k in (1, 2))
+
+
+def take(obs: dict[str, torch.Tensor], index: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {p: v[index] for p, v in obs.items()}
+
+
 @torch.no_grad()
-def accuracy(policy: BCPolicy, x: torch.Tensor, mask: torch.Tensor, y: torch.Tensor) -> float:
-    return float((policy(x, mask).argmax(dim=1) == y).float().mean())
+def accuracy(policy: nn.Module, x: dict[str, torch.Tensor], mask: torch.Tensor, y: torch.Tensor) -> float:
+    hits = sum(int((policy(take(x, b), mask[b]).argmax(dim=1) == y[b]).sum()) for b in torch.arange(len(y)).split(4096))
+    return hits / len(y)
 
 
 class BCAgent:
     """Plays a saved BC policy: the most likely valid action."""
 
-    def __init__(self, policy: BCPolicy, name: str = "bc"):
+    def __init__(self, policy: nn.Module, name: str = "bc"):
         self.policy, self.name = policy.eval(), name
 
     def reset(self, env: Any, seed: int) -> None:
@@ -165,7 +215,7 @@ class BCAgent:
 
     @torch.no_grad()
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
-        x = torch.as_tensor(flat_features(obs))[None]
+        x = {p: torch.as_tensor(v)[None] for p, v in parts(obs).items()}
         mask = torch.as_tensor(obs["action_mask"].astype(np.float32))[None]
         return int(self.policy(x, mask).argmax(dim=1)[0])
 
@@ -177,7 +227,7 @@ def load_bc_agent(spec: str) -> BCAgent:
         raise ValueError(f"{spec}: no saved BC policy at {path}")
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
-        policy = BCPolicy(saved["n_inputs"], saved["n_actions"], saved["hidden"])
+        policy = build_policy(saved)
         policy.load_state_dict(saved["state_dict"])
     except (RuntimeError, KeyError, TypeError, EOFError, pickle.UnpicklingError) as exc:  # EOF: an empty file
         raise ValueError(f"{spec}: {path} is not a BC policy saved by `proactivity-gym train --algo bc` ({exc})") from None

@@ -25,6 +25,7 @@ from .trusted import trusted
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
 OBSERVATIONS = ("dict", "flat")
+POLICIES = ("slots", "mlp")
 CONFIG = "agent.json"
 # Pickled entries of a saved model that only training uses: replaced by nothing.
 TRAINING_ONLY = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer", "ep_success_buffer",
@@ -63,12 +64,25 @@ def pickled_entries(path: str | Path) -> list[str]:
     return [key for key, value in data.items() if isinstance(value, dict) and ":serialized:" in value]
 
 
-def safe_objects(algo: str, observation: str, pickled: list[str], spaces: tuple) -> dict[str, Any]:
+def _policy_class(algo: str, observation: str, policy: str):
+    """The policy class a model was trained with: ``policy`` ``"slots"`` (MaskablePPO's slot
+    policy) or ``"mlp"`` (SB3's MultiInputPolicy / MlpPolicy)."""
+    if policy == "slots":
+        if algo != "maskable-ppo" or observation != "dict":
+            raise ValueError(f"policy 'slots' is trained with maskable-ppo on the dict observation, not {algo}/{observation}")
+        from .slot_policy import SlotActorCriticPolicy
+
+        return SlotActorCriticPolicy
+    if policy != "mlp":
+        raise ValueError(f"policy: expected one of {list(POLICIES)}, got {policy!r}")
+    return _algorithm(algo).policy_aliases["MultiInputPolicy" if observation == "dict" else "MlpPolicy"]
+
+
+def safe_objects(algo: str, observation: str, pickled: list[str], spaces: tuple, policy: str = "mlp") -> dict[str, Any]:
     """Replacements for every pickled entry, or ValueError naming those that have none."""
-    cls = _algorithm(algo)
     observation_space, action_space = spaces
     constant = lambda _: 0.0  # noqa: E731  (schedules are used by training only)
-    known = {"policy_class": cls.policy_aliases["MultiInputPolicy" if observation == "dict" else "MlpPolicy"],
+    known = {"policy_class": _policy_class(algo, observation, policy),
              "observation_space": observation_space, "action_space": action_space,
              "lr_schedule": constant, "clip_range": constant, "clip_range_vf": None,
              "exploration_schedule": constant, "train_freq": (1, "step"),
@@ -81,17 +95,18 @@ def safe_objects(algo: str, observation: str, pickled: list[str], spaces: tuple)
     return {key: known[key] for key in pickled}
 
 
-def load_model(algo: str, path: str | Path, observation: str = "dict", trust: bool = False):
+def load_model(algo: str, path: str | Path, observation: str = "dict", trust: bool = False, policy: str = "mlp"):
     """The model at ``path``, loaded without running code from the file (unless ``trust``)."""
     cls = _algorithm(algo)
     if trust:
-        return cls.load(path, device="cpu")
+        return cls.load(path, device="cpu", custom_objects={"policy_class": _policy_class(algo, observation, policy)})
     from proactive_env.baselines.training import make_single_env
 
     env = make_single_env("Proactivity-Monitor-v0", observation == "flat")
     spaces = (env.observation_space, env.action_space)
     env.close()
-    return cls.load(path, device="cpu", custom_objects=safe_objects(algo, observation, pickled_entries(path), spaces))
+    return cls.load(path, device="cpu", custom_objects=safe_objects(algo, observation, pickled_entries(path), spaces,
+                                                                           policy))
 
 
 class PolicyAgent:
@@ -136,8 +151,11 @@ def load_agent(spec: str, trust: bool = False) -> PolicyAgent:
         raise ValueError(f"{config_path}: algo: expected one of {list(ALGOS)}, got {algo!r}")
     if observation not in OBSERVATIONS:
         raise ValueError(f"{config_path}: observation: expected one of {list(OBSERVATIONS)}, got {observation!r}")
+    policy = config.get("policy", "mlp")  # runs saved before the slot policy have no "policy": mlp
+    if policy not in POLICIES:
+        raise ValueError(f"{config_path}: policy: expected one of {list(POLICIES)}, got {policy!r}")
     try:
-        model = load_model(algo, path, observation, trust)
+        model = load_model(algo, path, observation, trust, policy)
     except ValueError as exc:
         raise ValueError(f"{spec}: {exc}") from None
     except Exception as exc:  # a damaged zip, weights of another shape, ...

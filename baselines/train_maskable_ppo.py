@@ -1,7 +1,8 @@
-"""MaskablePPO (sb3-contrib) on a Proactivity-Gym env, with the action mask from the env.
+"""MaskablePPO (sb3-contrib) on a Proactivity-Gym env, with the action mask from the env; by
+default with the slot policy (``slot_policy.py``), ``--policy mlp`` for SB3's MultiInputPolicy.
 
-    python -m proactive_env.baselines.train_maskable_ppo --env Proactivity-Monitor-v0 --timesteps 200000
     proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 200000 --out runs/mppo
+    python -m proactive_env.baselines.train_maskable_ppo --policy mlp --timesteps 200000
 """
 
 from __future__ import annotations
@@ -11,20 +12,43 @@ from pathlib import Path
 
 from sb3_contrib import MaskablePPO
 
+from .slot_policy import SlotActorCriticPolicy, SlotPolicyConfig
 from .training import PPOArgs, callbacks, finish, make_envs, parse_args, save_config
 
 ALGO = "maskable-ppo"
+POLICIES = ("slots", "mlp")
 
 
 @dataclass
 class Args(PPOArgs):
-    """MaskablePPO: the shared PPO hyperparameters and the common training arguments."""
+    """MaskablePPO: the policy, the shared PPO hyperparameters and the common training arguments."""
+
+    policy: str = "slots"
+    """slots: one encoder shared by the task slots, attention across them, a logit per (slot, verb)
+    (baselines/slot_policy.py); mlp: SB3's MultiInputPolicy over the concatenated parts (--net-arch)"""
+    d_model: int = SlotPolicyConfig.d_model
+    """slot policy: width of the slot embeddings"""
+    n_layers: int = SlotPolicyConfig.n_layers
+    """slot policy: self-attention layers across slots"""
+
+    def policy_kwargs(self) -> dict:
+        if self.policy == "mlp":
+            return super().policy_kwargs()
+        return SlotPolicyConfig(d_model=self.d_model, n_layers=self.n_layers).policy_kwargs()
+
+
+def policy_class(name: str):
+    """The SB3 policy for ``--policy NAME``."""
+    if name not in POLICIES:
+        raise ValueError(f"--policy: expected one of {list(POLICIES)}, got {name!r}")
+    return SlotActorCriticPolicy if name == "slots" else "MultiInputPolicy"
 
 
 def train(args: Args) -> Path:
-    save_config(args, ALGO, "dict")
+    policy = policy_class(args.policy)
+    save_config(args, ALGO, "dict", args.policy)
     envs = make_envs(args, flat=False)  # the Dict observation, action_masks() from each env
-    model = MaskablePPO("MultiInputPolicy", envs, **args.model_kwargs())
+    model = MaskablePPO(policy, envs, **args.model_kwargs())
     callback, scorer = callbacks(args, ALGO, "dict")
     model.learn(args.timesteps, callback=callback, progress_bar=args.progress_bar)
     envs.close()

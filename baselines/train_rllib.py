@@ -48,8 +48,15 @@ class Args(CommonArgs):
     learning_rate: float = 3e-4
     gamma: float = 0.995
     gae_lambda: float = 0.95
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
+    policy: str = "slots"
+    """slots: the slot network (baselines/slot_policy.py, SlotPPOTorchRLModule); mlp: PPO's default module (--net-arch)"""
+    d_model: int = 64
+    """slot policy: width of the slot embeddings"""
+    n_layers: int = 2
+    """slot policy: self-attention layers across slots"""
     net_arch: str = "256,256"
+    """mlp policy: hidden layer sizes"""
 
 
 def build_config(args: Args):
@@ -59,10 +66,17 @@ def build_config(args: Args):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from .rllib_env import MULTI_AGENT_ID
-    from .rllib_module import MaskedPPOTorchRLModule
+    from .rllib_module import MaskedPPOTorchRLModule, SlotPPOTorchRLModule
+    from .slot_policy import SlotPolicyConfig
 
-    module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
-                          model_config={"fcnet_hiddens": net_arch(args.net_arch), "fcnet_activation": "tanh"})
+    if args.policy == "slots":
+        module = RLModuleSpec(module_class=SlotPPOTorchRLModule,
+                              model_config=SlotPolicyConfig(d_model=args.d_model, n_layers=args.n_layers).policy_kwargs())
+    elif args.policy == "mlp":
+        module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
+                              model_config={"fcnet_hiddens": net_arch(args.net_arch), "fcnet_activation": "tanh"})
+    else:
+        raise ValueError(f"--policy: expected one of ['slots', 'mlp'], got {args.policy!r}")
     config = (
         PPOConfig()
         .environment(args.env, env_config=json.loads(args.env_kwargs) if args.env_kwargs else {})
@@ -99,7 +113,7 @@ def train(args: Args) -> Path:
     from .rllib_env import MULTI_AGENT_ID, register_rllib_envs
 
     out = Path(args.out).resolve()
-    save_config(args, ALGO, "masked-dict")
+    save_config(args, ALGO, "masked-dict", args.policy)
     start_ray(args.ray_address, args.num_env_runners)
     try:
         register_rllib_envs()

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import os
 import textwrap
 import typing
 from pathlib import Path
@@ -23,13 +24,16 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import proactive_env  # noqa: F401  (registers the ids in worker processes too)
 from proactive_env.evaluate import play
+from proactive_env.envs.registration import SUITE_ID
 from proactive_env.spec import PERSONAS
 from proactive_env.wrappers import FlattenObservation
 
 from .learned import CONFIG, PolicyAgent
 
 EVAL_METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")  # on the data scale of scoring.UNITS
-REFERENCE_AGENTS = ("oracle", "policy-follower")  # drawn as reference lines on the learning curve
+REFERENCE_AGENTS = ("oracle", "policy-follower")  # drawn as reference lines on the learning curve, with
+# the best structured adversary and, when given, a BC policy
+CURRICULUM_STAGES = ("fixed-seed", "persona", "sampled", "suite")
 EVAL_SEED_OFFSET = 1_000_000  # evaluation seeds are never used for training
 
 
@@ -45,9 +49,9 @@ class CommonArgs:
     """seeds the envs, the model and (offset by 1,000,000) the evaluation episodes"""
     out: str = "runs/train"
     """output folder: model.zip, best_model.zip, agent.json, eval.csv, learning_curve.png, tb/, checkpoints/"""
-    n_envs: int = 1
-    """parallel envs; more than 1 runs them in subprocesses (on 2 cores one in-process env is
-    faster: see bench/bench_training.py)"""
+    n_envs: int = os.cpu_count() or 1
+    """parallel envs (default: one per CPU core of this machine); more than 1 runs them in
+    subprocesses (SubprocVecEnv)"""
     eval_scenarios: str = "monitor"
     """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
     eval_freq: int = 20_000
@@ -61,6 +65,15 @@ class CommonArgs:
     torch_threads: int = 1
     """torch CPU threads; these policies are small, and on a shared machine more threads than one
     made MaskablePPO 6x slower (10 against 64 env steps/s with other jobs running)"""
+    curriculum: str = ""
+    """comma-separated stages, each for an equal share of the timesteps: fixed-seed (one seed and
+    persona), persona (that persona, every variant), sampled (the env as given), suite (every
+    scenario but the held-out ones of --env-kwargs 'exclude'); empty: the env as given throughout"""
+    curriculum_persona: str = "planner"
+    """the persona of the fixed-seed and persona stages"""
+    reference_bc: str = ""
+    """a BC policy (bc.pt from `train --algo bc`) to draw as a reference line beside the oracle,
+    the policy-follower and the best structured adversary"""
 
 
 @dataclasses.dataclass
@@ -69,27 +82,30 @@ class PPOArgs(CommonArgs):
 
     learning_rate: float = 3e-4
     """Adam learning rate"""
-    n_steps: int = 1024
+    n_steps: int = 2048
     """rollout length per env"""
-    batch_size: int = 256
+    batch_size: int = 512
     """minibatch size"""
-    n_epochs: int = 10
+    n_epochs: int = 5
     """optimisation epochs per rollout"""
     gamma: float = 0.995
     """discount factor"""
     gae_lambda: float = 0.95
     """GAE λ"""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     """entropy bonus coefficient"""
     net_arch: str = "256,256"
-    """hidden layer sizes of the policy and value networks, comma-separated"""
+    """hidden layer sizes of the policy and value networks, comma-separated (the mlp policy)"""
 
     def model_kwargs(self) -> dict:
         """Keyword arguments of the SB3 constructor."""
         return {"learning_rate": self.learning_rate, "n_steps": self.n_steps, "batch_size": self.batch_size,
                 "n_epochs": self.n_epochs, "gamma": self.gamma, "gae_lambda": self.gae_lambda,
-                "ent_coef": self.ent_coef, "policy_kwargs": {"net_arch": net_arch(self.net_arch)},
+                "ent_coef": self.ent_coef, "policy_kwargs": self.policy_kwargs(),
                 "tensorboard_log": str(Path(self.out) / "tb"), "seed": self.seed, "device": "cpu", "verbose": 0}
+
+    def policy_kwargs(self) -> dict:
+        return {"net_arch": net_arch(self.net_arch)}
 
 
 def net_arch(text: str) -> list[int]:
@@ -141,8 +157,94 @@ def make_envs(args: CommonArgs, flat: bool):
     # and so registering the ids before gym.make runs there.
     vec_cls = SubprocVecEnv if args.n_envs > 1 else DummyVecEnv
     kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    return make_vec_env(functools.partial(make_single_env, args.env, flat, kwargs), n_envs=args.n_envs,
-                        seed=args.seed, vec_env_cls=vec_cls)
+    stages = curriculum_stages(args.curriculum)
+    if stages:
+        factory = functools.partial(make_curriculum_env, args.env, flat, kwargs, args.curriculum_persona, args.seed)
+    else:
+        factory = functools.partial(make_single_env, args.env, flat, kwargs)
+    return make_vec_env(factory, n_envs=args.n_envs, seed=args.seed, vec_env_cls=vec_cls)
+
+
+def curriculum_stages(text: str) -> list[str]:
+    stages = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in stages if s not in CURRICULUM_STAGES]
+    if unknown:
+        raise ValueError(f"--curriculum: unknown stage(s) {unknown}; expected a comma-separated list of {list(CURRICULUM_STAGES)}")
+    return stages
+
+
+class CurriculumEnv(gym.Env):
+    """The training env of one curriculum stage (``set_stage``): ``fixed-seed`` replays one seed
+    with one persona, ``persona`` draws every variant for that persona, ``sampled`` is the env
+    as given, ``suite`` plays every shipped scenario but those ``env_kwargs`` exclude. Spaces are
+    the same in every stage, so one policy trains through all of them."""
+
+    def __init__(self, env_id: str, flat: bool, kwargs: dict, persona: str, seed: int):
+        if persona not in PERSONAS:
+            raise ValueError(f"--curriculum-persona: expected one of {PERSONAS}, got {persona!r}")
+        self.env_id, self.flat, self.kwargs, self.persona, self.seed = env_id, flat, kwargs, persona, seed
+        self.envs: dict[str, gym.Env] = {}
+        self.stage = "sampled"
+        self.current = self._env("sampled")
+        self.observation_space, self.action_space = self.current.observation_space, self.current.action_space
+
+    def _env(self, stage: str) -> gym.Env:
+        key = {"fixed-seed": "persona"}.get(stage, stage)
+        if key not in self.envs:
+            if key == "suite":
+                suite_kwargs = {k: v for k, v in self.kwargs.items() if k in ("exclude", "weights")}
+                self.envs[key] = make_single_env(SUITE_ID, self.flat, suite_kwargs)
+            else:  # a suite's own keywords (what to exclude) are for the suite stage only
+                own = self.kwargs if self.env_id == SUITE_ID else {k: v for k, v in self.kwargs.items()
+                                                                    if k not in ("scenarios", "exclude")}
+                persona = {"persona": self.persona} if key == "persona" else {}
+                self.envs[key] = make_single_env(self.env_id, self.flat, {**own, **persona})
+        return self.envs[key]
+
+    def set_stage(self, stage: str) -> None:
+        """Play ``stage`` from the next episode on (the episode under way ends where it is)."""
+        self.stage = stage
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self.current = self._env(self.stage)
+        if self.stage == "fixed-seed":
+            seed = self.seed
+        return self.current.reset(seed=seed, options=options)
+
+    def step(self, action):
+        return self.current.step(action)
+
+    def action_masks(self) -> np.ndarray:
+        return self.current.unwrapped.action_masks()
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+
+
+def make_curriculum_env(env_id: str, flat: bool, kwargs: dict, persona: str, seed: int) -> gym.Env:
+    return CurriculumEnv(env_id, flat, kwargs, persona, seed)
+
+
+class CurriculumCallback(BaseCallback):
+    """Moves every training env to the next curriculum stage at equal shares of the timesteps."""
+
+    def __init__(self, stages: list[str], timesteps: int):
+        super().__init__()
+        self.stages, self.timesteps, self.index = stages, timesteps, -1
+
+    def _on_training_start(self) -> None:
+        self._advance()
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= (self.index + 1) * self.timesteps / len(self.stages) and self.index < len(self.stages) - 1:
+            self._advance()
+        return True
+
+    def _advance(self) -> None:
+        self.index += 1
+        self.training_env.env_method("set_stage", self.stages[self.index])
+        self.logger.record("curriculum/stage", self.index)
 
 
 def evaluate_policy(agent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
@@ -175,7 +277,8 @@ class ScoreEvalCallback(BaseCallback):
         return True
 
     def _on_training_start(self) -> None:
-        self.references = reference_scores(self.scenarios, self.args.eval_episodes, self.first_seed)
+        self.references = reference_scores(self.scenarios, self.args.eval_episodes, self.first_seed,
+                                           self.args.reference_bc)
         (self.out / "reference.json").write_text(json.dumps(self.references, indent=1))
         self.evaluate()  # the untrained policy: the curve's step-0 point
 
@@ -217,25 +320,38 @@ def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackLi
     from .progress import EVERY, ProgressLog  # talkative by default; with a bar, only after evaluations
 
     progress = ProgressLog(args.timesteps, scorer, every=None if args.progress_bar else EVERY)
-    return CallbackList([checkpoints, scorer, progress]), scorer
+    stages = curriculum_stages(args.curriculum)
+    curriculum = [CurriculumCallback(stages, args.timesteps)] if stages else []
+    return CallbackList([*curriculum, checkpoints, scorer, progress]), scorer
 
 
-def save_config(args, algo: str, observation: str) -> None:
+def save_config(args, algo: str, observation: str, policy: str = "mlp") -> None:
     """The start of every training run: torch's threads, and the run's configuration on disk."""
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = {"algo": algo, "observation": observation, "args": dataclasses.asdict(args)}
+    config = {"algo": algo, "observation": observation, "policy": policy, "args": dataclasses.asdict(args)}
     (out / CONFIG).write_text(json.dumps(config, indent=1))
 
 
-def reference_scores(scenarios: list[str], episodes: int, first_seed: int) -> dict:
-    """The reference agents' scores on the evaluation's own scenarios, personas and seeds."""
-    from .scripted import PolicyFollowerAgent
+def reference_scores(scenarios: list[str], episodes: int, first_seed: int, bc: str = "") -> dict:
+    """The reference agents' scores on the evaluation's own scenarios, personas and seeds: the
+    oracle, the policy-follower, the structured adversary with the best mean J (as
+    ``"best adversary"``, its name under ``"name"``) and, if ``bc`` names a saved BC policy, ``"bc"``."""
+    from . import adversaries
     from .oracle import OracleAgent
+    from .scripted import PolicyFollowerAgent
 
     agents = {"oracle": OracleAgent(), "policy-follower": PolicyFollowerAgent()}
-    return {name: evaluate_policy(agents[name], scenarios, episodes, first_seed) for name in REFERENCE_AGENTS}
+    scores = {name: evaluate_policy(agents[name], scenarios, episodes, first_seed) for name in REFERENCE_AGENTS}
+    rivals = {cls.name: evaluate_policy(cls(), scenarios, episodes, first_seed) for cls in adversaries.STRUCTURED}
+    best = max(rivals, key=lambda name: rivals[name]["overall"]["J"])
+    scores["best adversary"] = {"name": best, **rivals[best]}
+    if bc:
+        from .bc import load_bc_agent
+
+        scores["bc"] = evaluate_policy(load_bc_agent(f"bc:{bc}"), scenarios, episodes, first_seed)
+    return scores
 
 
 CURVE_METRICS = (("J", "J (0–1)", (0, 1.02)), ("TC", "TC (0–100)", (0, 102)), ("TA", "TA (fraction)", (0, 1.02)),
@@ -244,7 +360,8 @@ CURVE_METRICS = (("J", "J (0–1)", (0, 1.02)), ("TC", "TC (0–100)", (0, 102))
 
 def plot_learning_curve(rows: list[dict], path: Path, title: str, references: dict | None = None) -> None:
     """Every metric (rows) overall and per persona (columns) against training steps, from the
-    untrained policy at step 0; the oracle and the policy-follower as reference lines."""
+    untrained policy at step 0; the oracle, the policy-follower, the best structured adversary
+    and (when evaluated) BC as reference lines."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -253,16 +370,19 @@ def plot_learning_curve(rows: list[dict], path: Path, title: str, references: di
     steps = [r["timesteps"] for r in rows]
     fig = Figure(figsize=(3.2 * len(groups) + 1, 2.0 * len(CURVE_METRICS) + 1))
     axes = fig.subplots(len(CURVE_METRICS), len(groups), sharex=True, squeeze=False)
-    styles = {"oracle": ("#2ca02c", "--"), "policy-follower": ("#7f7f7f", ":")}
+    styles = {"oracle": ("#2ca02c", "--"), "policy-follower": ("#7f7f7f", ":"), "bc": ("#9467bd", "-."),
+              "best adversary": ("#d62728", ":")}
     for i, (metric, label, limits) in enumerate(CURVE_METRICS):
         for j, group in enumerate(groups):
             ax = axes[i][j]
             ax.plot(steps, [r.get(f"{group}/{metric}", np.nan) for r in rows], marker="o", ms=3.5, color="#1f77b4",
                     label="policy")
             for name, (colour, style) in styles.items():
-                value = references.get(name, {}).get(group, {}).get(metric)
+                reference = references.get(name, {})
+                value = reference.get(group, {}).get(metric)
                 if value is not None:
-                    ax.axhline(value, color=colour, ls=style, lw=1.2, label=name)
+                    named = f"{name} ({reference['name']})" if "name" in reference else name
+                    ax.axhline(value, color=colour, ls=style, lw=1.2, label=named)
             ax.set_ylim(*limits)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=7)
@@ -273,7 +393,7 @@ def plot_learning_curve(rows: list[dict], path: Path, title: str, references: di
             if i == len(CURVE_METRICS) - 1:
                 ax.set_xlabel("training steps", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     FigureCanvasAgg(fig)

@@ -16,7 +16,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
 
 from proactive_env.baselines import make_agent  # noqa: E402
 from proactive_env.baselines.rllib_env import MULTI_AGENT_ID, MaskedMultiAgentEnv, register_rllib_envs  # noqa: E402
-from proactive_env.baselines.rllib_module import MaskedPPOTorchRLModule  # noqa: E402
+from proactive_env.baselines.rllib_module import MaskedPPOTorchRLModule, SlotPPOTorchRLModule  # noqa: E402
 from proactive_env.cli import main  # noqa: E402
 from proactive_env.evaluate import play  # noqa: E402
 from proactive_env.spec import PERSONAS  # noqa: E402
@@ -59,10 +59,12 @@ def test_multi_agent_env_plays_to_the_end_with_masked_actions():
     assert terminateds["__all__"] and not env.agents
 
 
-def test_masking_module_never_chooses_a_masked_action():
+@pytest.mark.parametrize("module_class, model_config", [(SlotPPOTorchRLModule, {"d_model": 32, "n_layers": 1}),
+                                                         (MaskedPPOTorchRLModule, {"fcnet_hiddens": [32]})])
+def test_masking_module_never_chooses_a_masked_action(module_class, model_config):
     env = MaskedDictObservation(gym.make("Proactivity-Monitor-Planner-v0"))
-    module = RLModuleSpec(module_class=MaskedPPOTorchRLModule, observation_space=env.observation_space,
-                          action_space=env.action_space, model_config={"fcnet_hiddens": [32]}).build()
+    module = RLModuleSpec(module_class=module_class, observation_space=env.observation_space,
+                          action_space=env.action_space, model_config=model_config).build()
     obs, _ = env.reset(seed=0)
     batch = {k: torch.as_tensor(np.repeat(v[None], 64, axis=0)) for k, v in obs.items()}
     for forward in (module.forward_inference, module.forward_exploration):
@@ -72,7 +74,7 @@ def test_masking_module_never_chooses_a_masked_action():
     values = module.compute_values({Columns.OBS: dict(batch)})
     assert values.shape == (64,)
     with pytest.raises(ValueError, match="action_mask"):
-        RLModuleSpec(module_class=MaskedPPOTorchRLModule, observation_space=gym.make("Proactivity-Monitor-v0").observation_space,
+        RLModuleSpec(module_class=module_class, observation_space=gym.make("Proactivity-Monitor-v0").observation_space,
                      action_space=env.action_space).build()
 
 

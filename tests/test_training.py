@@ -8,7 +8,7 @@ pytest.importorskip("sb3_contrib")
 
 from proactive_env.baselines import make_agent  # noqa: E402
 from proactive_env.baselines import train_dqn, train_maskable_ppo, train_ppo  # noqa: E402
-from proactive_env.baselines.training import make_single_env, parse_args  # noqa: E402
+from proactive_env.baselines.training import CurriculumEnv, curriculum_stages, make_single_env, parse_args  # noqa: E402
 from proactive_env.evaluate import evaluate, plan  # noqa: E402
 
 SMALL = ["--timesteps", "2048", "--eval-freq", "1024", "--eval-episodes", "1", "--checkpoint-freq", "1024",
@@ -63,6 +63,31 @@ def test_suite_env_trains_on_a_held_out_split(tmp_path):
     out = tmp_path / "suite"
     args = parse_args(train_maskable_ppo.Args, SMALL + ["--env", "Proactivity-Suite-v0", "--env-kwargs",
                                                          '{"exclude": "monitor"}', "--eval-scenarios", "monitor",
-                                                         "--n-envs", "1", "--n-steps", "512", "--out", str(out)])
+                                                         "--policy", "mlp", "--n-envs", "1", "--n-steps", "512",
+                                                         "--out", str(out)])
     check_outputs(out, train_maskable_ppo.train(args))
+    assert json.loads((out / "agent.json").read_text())["policy"] == "mlp"
     assert "monitor" not in make_single_env("Proactivity-Suite-v0", False, {"exclude": "monitor"}).unwrapped.names
+
+
+def test_curriculum_stages_change_what_the_env_plays(tmp_path):
+    env = CurriculumEnv("Proactivity-Monitor-v0", False, {"exclude": "monitor"}, "operator", seed=7)
+    env.set_stage("fixed-seed")
+    assert env.current is env.envs["sampled"]  # the episode under way is not cut: the stage starts at reset
+    first = env.reset(seed=1)[1]
+    variant = env.current.unwrapped._variant
+    again = env.reset(seed=2)[1]
+    assert first["persona"] == again["persona"] == "operator"
+    assert env.current.unwrapped._variant == variant  # the curriculum's seed, whatever seed reset is given
+    env.set_stage("persona")
+    env.reset(seed=3)
+    assert env.current.unwrapped.persona == "operator" and env.current.unwrapped._variant != variant
+    env.set_stage("suite")
+    played = {env.reset(seed=i)[1]["scenario"] for i in range(8)}
+    assert "monitor" not in played and len(played) > 1 and env.action_masks().any()
+    with pytest.raises(ValueError, match="unknown stage"):
+        curriculum_stages("fixed-seed,everything")
+    out = tmp_path / "curriculum"
+    args = parse_args(train_maskable_ppo.Args, SMALL + ["--curriculum", "fixed-seed,persona,sampled", "--policy", "mlp",
+                                                         "--n-envs", "2", "--n-steps", "256", "--out", str(out)])
+    check_outputs(out, train_maskable_ppo.train(args))
