@@ -29,7 +29,7 @@ def run_of(request: dict) -> str:
     """The trajectory file name of the run a request belongs to (persona by its policy, seed)."""
     personas = load_scenario("monitor").personas
     briefing = request["messages"][1]["content"]
-    persona = next(p for p in PERSONAS if personas[p].policy in briefing)
+    persona = next(p for p in PERSONAS if personas[p].policy.split("{rule:")[0] in briefing)  # (drawn rules fill the rest)
     return f"monitor-{persona}-s{request['seed']}.json"
 
 
@@ -64,7 +64,7 @@ def test_killed_evaluation_resumes_without_rerunning(tmp_path, sig, concurrency)
         assert whole.returncode == 0, whole.stderr
 
     files = sorted(p.name for p in trajectories.glob("*.json"))
-    assert files == sorted(f"monitor-{p}-s{s}.json" for p in PERSONAS for s in (0, 1))
+    assert files == sorted(f"monitor-{p}-s{s}.json" for p in PERSONAS for s in (1000, 1001))
     assert {name: (trajectories / name).stat().st_mtime_ns for name in kept} == kept
     assert not replayed & set(kept) and replayed == set(files) - set(kept)
     for name in files:

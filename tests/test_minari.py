@@ -64,7 +64,7 @@ def test_test_seeds_are_refused_unless_asked_for(datasets, capsys):
 
 def test_bad_arguments_are_clear_errors(datasets, capsys):
     assert main(["dataset", "--scenarios", "nowhere", "--seeds", "0", "--out", NAME]) == 2
-    assert "--scenarios: unknown ['nowhere']" in capsys.readouterr().err
+    assert "'nowhere': expected a scenario name" in capsys.readouterr().err
     assert main(["dataset", "--agents", "openai:m", "--scenarios", "monitor", "--seeds", "0", "--out", NAME]) == 2
     assert "text face" in capsys.readouterr().err
     with pytest.raises(ValueError, match="--seeds"):
