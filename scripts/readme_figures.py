@@ -4,6 +4,7 @@
     python scripts/readme_figures.py                 # every table (a few minutes on 2 cores)
     python scripts/readme_figures.py scenarios       # only some: scenarios, adversaries, text-baselines
     python scripts/readme_figures.py --check         # regenerate into a scratch folder and diff (exit 1 if stale)
+    python scripts/readme_figures.py --readme        # regenerate, then put each table into the README where it is cited
 
 Each generated file starts with a comment stating the command, the machine, the time and the
 suite version, then the table exactly as the README shows it. The README marks each table with
@@ -19,6 +20,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -140,15 +142,46 @@ def table_of(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")]
 
 
+_MARK = re.compile(r"<!-- generated: docs/generated/([\w-]+)\.md \(python scripts/readme_figures\.py [\w-]+\) -->")
+
+
+def update_readme(readme: Path = ROOT / "README.md") -> list[str]:
+    """Replace the table after each ``<!-- generated: … -->`` mark by its generated file's table;
+    the names of the tables that changed."""
+    lines, changed, out, i = readme.read_text(encoding="utf-8").splitlines(), [], [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        match = _MARK.search(lines[i])
+        i += 1
+        if not match:
+            continue
+        while i < len(lines) and not lines[i].startswith("|"):  # (text between the mark and its table)
+            out.append(lines[i])
+            i += 1
+        old = []
+        while i < len(lines) and lines[i].startswith("|"):
+            old.append(lines[i])
+            i += 1
+        new = table_of(OUT / f"{match.group(1)}.md")
+        out.extend(new)
+        if new != old:
+            changed.append(match.group(1))
+    readme.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tables", nargs="*", choices=[*TABLES, []], help="which tables (default: all)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes playing episodes")
     parser.add_argument("--check", action="store_true", help="regenerate into a scratch folder and compare")
+    parser.add_argument("--readme", action="store_true", help="also put the tables into the README where cited")
     args = parser.parse_args(argv)
     names = args.tables or list(TABLES)
     if not args.check:
         generate(names, OUT, args.workers)
+        if args.readme:
+            print("README tables changed:", ", ".join(update_readme()) or "none")
         return 0
     import tempfile
 
