@@ -114,6 +114,16 @@ _timeout = _float_above(0.0, inclusive=False, high=86_400.0)
 # Upper bounds: a value past them is a typo, and accepted it would hang (10^20 seeds) or flood.
 MAX_PORT = 65535
 MAX_SEEDS = 10_000
+
+
+def _markup_free(value: object) -> str:
+    """Data for a rich console: control characters stripped and rich's own markup escaped, so a
+    path or a name prints as it is (``[bold]`` stays text)."""
+    from rich.markup import escape
+
+    from .spec.escape import strip_control
+
+    return escape(strip_control(value))
 MAX_RETRIES = 100
 
 
@@ -393,7 +403,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
         bar = progress.add_task("evaluating", total=len(keys))
 
         def step(key, skipped):
-            progress.update(bar, advance=1, description=f"{key.agent} {key.scenario} {key.persona} s{key.seed}"
+            progress.update(bar, advance=1, description=_markup_free(f"{key.agent} {key.scenario} {key.persona} s{key.seed}")
                             + (" (done before)" if skipped else ""))
 
         previous = signal.signal(signal.SIGTERM, _exit_on_signal(out))
@@ -403,7 +413,7 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
                                concurrency=ray_cpus or args.concurrency, text_options=text_options, player=player,
                                add=args.add, faults=budget, command=sys.argv)
         except KeyboardInterrupt:
-            console.print(f"[yellow]interrupted; finished runs are kept in {out} — run the same command to resume")
+            console.print(f"[yellow]interrupted; finished runs are kept in {_markup_free(out)} — run the same command to resume")
             return 130
         except (LLMEndpointError, OSError) as exc:
             progress.stop()
@@ -424,10 +434,10 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
     console.print(LEGEND, style="dim")
     errored = len(list((out / "errored").glob("*/*.json")))
     if errored:
-        console.print(f"[yellow]{errored} runs errored (over the fault budget): {out / 'errored'}")
+        console.print(f"[yellow]{errored} runs errored (over the fault budget): {_markup_free(out / 'errored')}")
     console.print(split_line(args.seed, args.seeds))
-    console.print(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}; "
-                  f"compare and plot with: {PROG} report {out}")
+    console.print(_markup_free(f"results: {out / 'results.json'}; trajectories: {out / 'trajectories'}; "
+                               f"compare and plot with: {PROG} report {out}"))
     return 0
 
 

@@ -403,3 +403,13 @@ def test_run_uses_the_rephraser_it_is_given(tmp_path, capsys):
                          "--retries", "0", "--save", str(saved)]) == 0
     trajectory = json.loads(saved.read_text())
     assert trajectory["rephraser"]["model"] == "r"  # before: --rephraser was parsed and never used
+
+
+def test_eval_prints_a_path_with_rich_markup_as_it_is(tmp_path, capsys, monkeypatch):
+    """Paths and names reach the eval console as text: rich markup in them is not interpreted."""
+    monkeypatch.chdir(tmp_path)
+    out = "res[bold]x[/bold]"
+    assert cli.main(["eval", "--agents", "noop", "--scenarios", "monitor", "--personas", "planner",
+                     "--seeds", "1", "--out", out]) == 0
+    printed = capsys.readouterr().out
+    assert f"{out}/results.json" in printed.replace("\n", "")
