@@ -974,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever goes wrong ends in one line on stderr (control characters
     stripped, credentials redacted) and exit code 2 for input the user can fix, 1 for a fault of
     ours; ``--debug`` adds the traceback."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (the package's quiet start-up handler ends here)
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if getattr(args, "passthrough", False):
