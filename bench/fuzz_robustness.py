@@ -579,7 +579,7 @@ def tampered_results(rng: random.Random) -> None:
     from proactive_env.baselines import make_agent
     from proactive_env.evaluate import evaluate, plan
     from proactive_env.report.collect import collect
-    from proactive_env.scoring import rescore
+    from proactive_env.replay import rescore
     from proactive_env.scoring.metrics import Weights
 
     area = "tampered results"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .evaluate import play
-from .scoring import rescore
+from .replay import rescore
 from .spec import PERSONAS, load_scenario
 
 

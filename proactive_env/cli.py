@@ -544,7 +544,7 @@ def _add_rescore(sub) -> None:
 def _rescore(args) -> int:
     from .evaluate import RunKey, run_record
     from .scoring import aggregate, load_trajectory, results_document, write_json_atomic
-    from .scoring.rejudge import agreement_table, parse_judge, rejudge_with
+    from .rejudge import agreement_table, parse_judge, rejudge_with
 
     paths = sorted((Path(args.dir) / "trajectories").rglob("*.json"))
     if not paths:
@@ -559,7 +559,7 @@ def _rescore(args) -> int:
     from .scoring.llm_judge import JudgeError
 
     from .scoring.metrics import Weights  # the benchmark's J (equal λ), whatever weights a run recorded
-    from .scoring.rejudge import played_scenario
+    from .rejudge import played_scenario
 
     records, per_judge, refused = [], {s.name: [] for s in sets}, []
     if args.trust_log:

@@ -17,7 +17,7 @@ evaluation whose configuration differs from the folder's is refused, with the di
 unless asked to add to it (``add=True``, ``--add``): its runs then go under ``<agent>@<id>``.
 ``results.json`` is rebuilt from every trajectory in the folder, once at the end (and every
 minute or so on long evaluations), from scores computed afresh: a finished run found on disk is
-re-scored by replaying its actions from its seed (``scoring.trajectory.rescore``), never by
+re-scored by replaying its actions from its seed (``replay.rescore``), never by
 reading the scores stored in it. A file the evaluator did not write (not a trajectory, not under
 its configuration's label, not reproduced by its actions) is named and left out; nothing in the
 folder is ever deleted (a damaged or refused trajectory of a planned run is moved aside, then
@@ -56,7 +56,8 @@ from .envs import ProactivityEnv, ProactivityTextEnv, env_name
 from .envs.registration import MAX_EPISODE_STEPS
 from .scoring import aggregate, results_document, write_json_atomic
 from .scoring.metrics import Weights
-from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory, remember_live, rescore_cached
+from .replay import remember_live, rescore_cached
+from .scoring.trajectory import TrajectoryError, UnreadableTrajectory, read_trajectory
 from .scoring.client import LLMEndpointError, redact_settings, scrub
 from .spec import PERSONAS, SUITE_VERSION, shipped_names
 from .spec.escape import slug

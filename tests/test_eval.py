@@ -8,7 +8,8 @@ import pytest
 
 from proactive_env.baselines import make_agent
 from proactive_env.evaluate import evaluate, plan
-from proactive_env.scoring import RubricJudge, load_trajectory, rescore
+from proactive_env.replay import rescore
+from proactive_env.scoring import RubricJudge, load_trajectory
 
 KEYS = ("agent", "scenario", "persona", "runs", "TC", "TA", "TR_D", "TR_J", "J")
 

@@ -13,7 +13,7 @@ from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.evaluate import play
 from proactive_env.scoring.judge import states
 from proactive_env.scoring.metrics import RunScorer
-from proactive_env.scoring.trajectory import rescore
+from proactive_env.replay import rescore
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names
 from proactive_env.spec.models import Fact
 

@@ -26,7 +26,8 @@ from runs import CASES, runs
 
 from proactive_env.baselines import make_agent
 from proactive_env.evaluate import EvalError, evaluate, play, plan
-from proactive_env.scoring import load_trajectory, rescore, write_json_atomic
+from proactive_env.replay import rescore
+from proactive_env.scoring import load_trajectory, write_json_atomic
 from proactive_env.scoring.metrics import Weights
 from proactive_env.scoring.trajectory import TrajectoryError
 from proactive_env.spec import PERSONAS, shipped_names
@@ -162,7 +163,7 @@ def test_rescore_and_show_use_the_scenario_text_the_run_was_played_on(tmp_path):
     swapped = {**live, "scenario_content": text}
     with pytest.raises(TrajectoryError, match="scenario_content: its SHA-256"):
         rescore(swapped)
-    from proactive_env.scoring.trajectory import scenario_of
+    from proactive_env.replay import scenario_of
 
     weights = {t["id"]: t["weight"] for t in data["tasks"]}
     assert all(t.weight == weights[t.id] for t in scenario_of(live).tasks)  # what `show` draws

@@ -298,7 +298,7 @@ def test_rephraser_rewords_replies_but_changes_no_decision(fresh, persona):
     answered = [d for d in decisions if d["verdict"] != "defer"]
     assert len(replies) == len(answered) == with_rephraser["rephraser"]["usage"]["calls"] > 0
     assert all(r["reworded"] for r in replies)
-    from proactive_env.scoring import rescore  # replayed without the endpoint: the rewordings are never scored
+    from proactive_env.replay import rescore  # replayed without the endpoint: the rewordings are never scored
 
     assert rescore(json.loads(json.dumps(with_rephraser))) == with_rephraser["scores"]
 

@@ -18,7 +18,7 @@ from proactive_env.scoring import DIAGNOSTICS, RunScorer, Weights, aggregate, lo
 from proactive_env.scoring.llm_judge import (
     CONSTRUCTS, JudgeError, LLMClient, LLMTAJudge, LLMTaskJudge, LLMTrustJudge, OpenAIJudgeConfig, last_seen_turns,
     rubric)
-from proactive_env.scoring.rejudge import (
+from proactive_env.rejudge import (
     agreement, agreement_table, openai_set, rejudge, rejudge_with, rubric_set, scenario_of)
 from proactive_env.spec import SUITE_VERSION
 

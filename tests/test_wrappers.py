@@ -10,7 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from proactive_env.baselines import OracleAgent, make_agent
-from proactive_env.scoring import load_trajectory, rescore
+from proactive_env.replay import rescore
+from proactive_env.scoring import load_trajectory
 from proactive_env.wrappers import (SLOT_RULE_FEATURES, DepthShaping, FlattenObservation, MaskedDictObservation,
                                     RecordTrajectory, RewardWeights, SlotRules, TextObservation)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..envs.timeline import episode_figure
 from ..scoring import load_trajectory
-from ..scoring.trajectory import scenario_of
+from ..replay import scenario_of
 from ..scoring.results import METRICS, display, header, inline
 from ..scoring.metrics import COMPONENTS
 from ..spec import Scenario

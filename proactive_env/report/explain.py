@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..scoring.judge import claim_made, states
 from ..scoring.metrics import RunScorer, Weights
-from ..scoring.trajectory import scenario_of
+from ..replay import scenario_of
 from ..spec import Depth, Scenario
 
 _DAY = 24 * 60

@@ -21,10 +21,11 @@ from typing import Protocol
 
 import numpy as np
 
-from ..spec import Scenario
-from .judge import Judge, RubricJudge
-from .metrics import Weights, score_log
-from .trajectory import replay, scenario_of, score_checked, weights_of
+from .replay import replay, scenario_of
+from .scoring.judge import Judge, RubricJudge
+from .scoring.metrics import Weights, score_log
+from .scoring.trajectory import score_checked, weights_of
+from .spec import Scenario
 
 AGREEMENT_METRICS = ("TC", "TA", "TR_J")
 
@@ -122,7 +123,7 @@ def rubric_set() -> JudgeSet:
 
 
 def openai_set(base_url: str, model: str, **config) -> JudgeSet:
-    from .llm_judge import LLMClient, LLMTAJudge, LLMTaskJudge, LLMTrustJudge, OpenAIJudgeConfig
+    from .scoring.llm_judge import LLMClient, LLMTAJudge, LLMTaskJudge, LLMTrustJudge, OpenAIJudgeConfig
 
     llm = LLMClient(OpenAIJudgeConfig(base_url=base_url, model=model, **config))
     return JudgeSet(llm.name, lambda scenario: LLMTaskJudge(llm, scenario), LLMTAJudge(llm), LLMTrustJudge(llm))
