@@ -31,7 +31,6 @@ import base64
 import codecs
 import collections
 import copy
-import contextlib
 import json
 import os
 import pickle
@@ -70,23 +69,6 @@ def record(area: str, outcome: str, case: str) -> None:
     table[area][outcome] += 1
     if outcome in ("traceback", "hang", "silently wrong", "data loss", "unsafe"):
         notes.append(f"{area}: {outcome}: {case}")
-
-
-class Timeout(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def limit(seconds: int):
-    def fire(*_):
-        raise Timeout()
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def one_line(exc: BaseException) -> bool:
@@ -165,12 +147,12 @@ def scenario_yaml(rng: random.Random) -> None:
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(content)
         try:
-            with limit(30):
+            with fuzz_classes.time_limit(30):
                 scenario = load_file(path)
             if label in ("weight .inf", "weight .nan", "duplicate key", "alias bomb in record fields"):
                 record("scenario YAML", "silently wrong", label)
                 continue
-            with limit(60):  # accepted: it must also play
+            with fuzz_classes.time_limit(60):  # accepted: it must also play
                 env = gym.make("Proactivity-Monitor-v0").unwrapped.__class__(scenario=str(path), persona="operator")
                 env.reset(seed=0)
                 for _ in range(200):
@@ -180,7 +162,7 @@ def scenario_yaml(rng: random.Random) -> None:
             record("scenario YAML", "handled", label)
         except ScenarioError as exc:
             record("scenario YAML", "clear error" if one_line(exc) else "traceback", label)
-        except Timeout:
+        except TimeoutError:
             record("scenario YAML", "hang", label)
         except Exception as exc:  # noqa: BLE001
             record("scenario YAML", "traceback", f"{label}: {type(exc).__name__}: {str(exc)[:100]}")
@@ -204,11 +186,11 @@ def env_api(rng: random.Random) -> None:
     def attempt(label, fn, expect=None):
         """expect: a function of the result that says whether it is right (None: any result)."""
         try:
-            with limit(30):
+            with fuzz_classes.time_limit(30):
                 result = fn()
             ok = expect is None or expect(result)
             record("env API misuse", "handled" if ok else "silently wrong", label)
-        except Timeout:
+        except TimeoutError:
             record("env API misuse", "hang", label)
         except (ValueError, TypeError, gym.error.Error) as exc:
             record("env API misuse", "clear error" if one_line(exc) else "traceback", f"{label}: {exc}")
@@ -417,14 +399,14 @@ def endpoint(rng: random.Random) -> None:
             options = {"base_url": server.base_url, "retries": 1, "timeout": 2.0, "backoff": 0.1}
             out = TMP / "endpoint" / name.replace(" ", "_")
             try:
-                with limit(300):
+                with fuzz_classes.time_limit(300):
                     records = evaluate(plan(["openai:test-model"], ["monitor"], ["operator"], range(1)), out,
                                        lambda spec: make_agent(spec, **options))
                 ok = len(records) == 1 and (out / "results.json").exists()
                 record("misbehaving endpoint", "handled" if ok else "silently wrong", name)
             except LLMEndpointError as exc:
                 record("misbehaving endpoint", "clear error" if one_line(exc) else "traceback", name)
-            except Timeout:
+            except TimeoutError:
                 record("misbehaving endpoint", "hang", name)
             except Exception as exc:  # noqa: BLE001
                 record("misbehaving endpoint", "traceback", f"{name}: {type(exc).__name__}: {str(exc)[:150]}")
@@ -445,7 +427,7 @@ def security(rng: random.Random) -> None:
     def probe(name, fn):
         marker.unlink(missing_ok=True)
         try:
-            with limit(120):
+            with fuzz_classes.time_limit(120):
                 safe = fn()
             outcome = "handled" if safe and not marker.exists() else "silently wrong"
         except (ValueError, ScenarioError) as exc:
@@ -536,38 +518,6 @@ def security(rng: random.Random) -> None:
 
 
 # ------------------------------------------------------------------ 7. tampered result files (issue 22)
-def _mutations(value) -> list:
-    out = [None, True, -1, 1e308, "x", [], {"a": 1}]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        out += [value + 1, -value]
-    elif isinstance(value, str):
-        out += [value + "x", ""]
-    return [m for m in out if m != value or type(m) is not type(value)]
-
-
-def _field_paths(t: dict, rng: random.Random) -> list[tuple]:
-    """Every top-level field, and every field of sampled log entries, actions, variant, weights."""
-    paths = [(k,) for k in t] + [("variant", k) for k in t["variant"]] + [("weights", k) for k in t["weights"]]
-    for i in rng.sample(range(len(t["log"])), min(10, len(t["log"]))):
-        paths += [("log", i)] + [("log", i, k) for k in t["log"][i]]
-    for i in rng.sample(range(len(t["actions"])), min(5, len(t["actions"]))):
-        paths.append(("actions", i))
-    return paths
-
-
-def _tampered(t: dict, path: tuple, value) -> dict:
-    t = copy.deepcopy(t)
-    node = t
-    for part in path[:-1]:
-        node = node[part]
-    if value is _DELETE:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return t
-
-
-_DELETE = object()
 _HEADLINE = ("TC", "TA", "TR_D", "TR_J", "J")
 
 
@@ -591,38 +541,38 @@ def tampered_results(rng: random.Random) -> None:
         live = json.loads(path.read_text())
         truth = {m: live["scores"][m] for m in _HEADLINE}
         results = (out / "results.json").read_bytes()
-        for field in _field_paths(live, rng):
+        for field in fuzz_classes.field_paths(live, rng, 10):
             node = live
             for part in field:
                 node = node[part]
-            for value in [*_mutations(node), _DELETE]:
-                tampered = _tampered(live, field, value)
+            for value in [*fuzz_classes.mutations(node), fuzz_classes.DELETE]:
+                tampered = fuzz_classes.with_field(live, field, value)
                 case = f"{face}: {'.'.join(map(str, field))} = {str(value)[:30]!r}"
                 for trust_log in (False, True):
                     try:
-                        with limit(60):
+                        with fuzz_classes.time_limit(60):
                             scores = rescore(tampered, weights=Weights(), trust_log=trust_log)
                         same = {m: scores[m] for m in _HEADLINE} == truth
                         record(area, "handled" if same or trust_log else "silently wrong", f"rescore {case}")
-                    except Timeout:
+                    except TimeoutError:
                         record(area, "hang", f"rescore {case}")
                     except ValueError as exc:
                         record(area, "clear error" if one_line(exc) else "traceback", f"rescore {case}")
                     except Exception as exc:  # noqa: BLE001
                         record(area, "traceback", f"rescore {case} (trust_log={trust_log}): {type(exc).__name__}")
-        for field in rng.sample(_field_paths(live, rng), 12):  # the folder readers: eval's resume and report
-            value = rng.choice([*_mutations(live[field[0]] if len(field) == 1 else 0), _DELETE])
-            path.write_text(json.dumps(_tampered(live, field, value)))
+        for field in rng.sample(fuzz_classes.field_paths(live, rng, 10), 12):  # the folder readers: eval's resume and report
+            value = rng.choice([*fuzz_classes.mutations(live[field[0]] if len(field) == 1 else 0), fuzz_classes.DELETE])
+            path.write_text(json.dumps(fuzz_classes.with_field(live, field, value)))
             case = f"{face}: {'.'.join(map(str, field))} = {str(value)[:30]!r}"
             try:
-                with limit(120):
+                with fuzz_classes.time_limit(120):
                     (out / "results.json").unlink()
                     evaluate(keys, out, make_agent)
                     runs, _ = collect([out], on_skip=lambda p, why: None)
                 ok = (out / "results.json").read_bytes() == results and all(
                     {m: r.scores[m] for m in _HEADLINE} == truth for r in runs if r.seed == 0)
                 record(area, "handled" if ok else "silently wrong", f"eval resume + report, {case}")
-            except Timeout:
+            except TimeoutError:
                 record(area, "hang", f"eval resume + report, {case}")
             except Exception as exc:  # noqa: BLE001
                 record(area, "traceback", f"eval resume + report, {case}: {type(exc).__name__}: {str(exc)[:80]}")
@@ -681,10 +631,10 @@ def planted_files(rng: random.Random) -> None:
             sock = _plant(kind, out / place, target)
             case = f"{kind} at {place}"
             try:
-                with limit(60):
+                with fuzz_classes.time_limit(60):
                     evaluate(keys, out, make_agent)
                 outcome = "handled"
-            except Timeout:
+            except TimeoutError:
                 outcome = "hang"
             except ValueError as exc:
                 outcome = "clear error" if one_line(exc) else "traceback"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import copy
 import io
 import json
 import signal
@@ -365,3 +366,46 @@ def judge_secret(path: str, text: str, secret: str) -> tuple[str, str]:
         return "unsafe", f"{path}: control characters"
     refused = any(w in path for w in ("password", "error", "CLI"))
     return ("clear error" if refused and text.strip() else "handled"), path
+
+
+# ---------------------------------------------------------------------------------- tampering, by class
+DELETE = object()  # as a mutation: the field removed
+
+
+def mutations(value):
+    """Values of every JSON type, and a near value of the same type."""
+    out = [None, True, -1, 1e308, "x", [], {"a": 1}]
+    if isinstance(value, bool):
+        out.append(not value)
+    elif isinstance(value, (int, float)):
+        out += [value + 1, -value]
+    elif isinstance(value, str):
+        out += [value + "x", ""]
+    return [m for m in out if m != value or type(m) is not type(value)]
+
+
+def field_paths(t: dict, rng, entries: int) -> list[tuple]:
+    """Every top-level field, every field of a sample of log entries and actions, and the
+    variant's and weights' fields."""
+    paths = [(k,) for k in t]
+    paths += [("variant", k) for k in t["variant"]] + [("weights", k) for k in t["weights"]]
+    for i in sorted(rng.sample(range(len(t["log"])), min(entries, len(t["log"])))):
+        paths += [("log", i)] + [("log", i, k) for k in t["log"][i]]
+    for i in sorted(rng.sample(range(len(t["actions"])), min(entries // 2, len(t["actions"])))):
+        paths.append(("actions", i))
+        if isinstance(t["actions"][i], dict):
+            paths += [("actions", i, k) for k in t["actions"][i]]
+    return paths
+
+
+def with_field(t: dict, path: tuple, value) -> dict:
+    """A deep copy of ``t`` with the field at ``path`` set to ``value`` (or deleted)."""
+    t = copy.deepcopy(t)
+    node = t
+    for part in path[:-1]:
+        node = node[part]
+    if value is DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return t

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from fuzz_classes import DELETE, field_paths, mutations, with_field
 from runs import CASES, runs
 
 from proactive_env.baselines import make_agent
@@ -170,45 +171,6 @@ def test_rescore_and_show_use_the_scenario_text_the_run_was_played_on(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- tampering, by class
-def _mutations(value):
-    """Values of every JSON type, and a near value of the same type."""
-    out = [None, True, -1, 1e308, "x", [], {"a": 1}]
-    if isinstance(value, bool):
-        out.append(not value)
-    elif isinstance(value, (int, float)):
-        out += [value + 1, -value]
-    elif isinstance(value, str):
-        out += [value + "x", ""]
-    return [m for m in out if m != value or type(m) is not type(value)]
-
-
-def _paths(t: dict, rng, entries: int) -> list[tuple]:
-    """Every top-level field, every field of a sample of log entries and actions, and the
-    variant's and weights' fields."""
-    paths = [(k,) for k in t]
-    paths += [("variant", k) for k in t["variant"]] + [("weights", k) for k in t["weights"]]
-    for i in sorted(rng.sample(range(len(t["log"])), min(entries, len(t["log"])))):
-        paths += [("log", i)] + [("log", i, k) for k in t["log"][i]]
-    for i in sorted(rng.sample(range(len(t["actions"])), min(entries // 2, len(t["actions"])))):
-        paths.append(("actions", i))
-        if isinstance(t["actions"][i], dict):
-            paths += [("actions", i, k) for k in t["actions"][i]]
-    return paths
-
-
-def _set(t: dict, path: tuple, value) -> dict:
-    t = copy.deepcopy(t)
-    node = t
-    for part in path[:-1]:
-        node = node[part]
-    if value is _DELETE:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return t
-
-
-_DELETE = object()
 
 
 @pytest.mark.parametrize("agent, entries", [("random", 8), ("text-oracle", 3)])
@@ -222,12 +184,12 @@ def test_any_tampered_field_is_refused_or_changes_no_score(agent, entries):
     truth = {m: live["scores"][m] for m in METRICS}
     rng = random.Random(0)
     checked = 0
-    for path in _paths(live, rng, entries):
+    for path in field_paths(live, rng, entries):
         node = live
         for part in path:
             node = node[part]
-        for value in [*_mutations(node), _DELETE]:
-            tampered = _set(live, path, value)
+        for value in [*mutations(node), DELETE]:
+            tampered = with_field(live, path, value)
             for trust_log in (False, True) if path[0] in ("log", "actions", "variant", "persona") else (False,):
                 try:
                     scores = rescore(tampered, weights=Weights(), trust_log=trust_log)  # J as eval and report
