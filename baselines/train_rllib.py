@@ -23,7 +23,7 @@ from pathlib import Path
 import ray  # noqa: F401  (a clear ImportError, and so the rllib-extra hint, when Ray is missing)
 
 from .trusted import remember
-from .training import EVAL_SEED_OFFSET, CommonArgs, evaluate_policy, net_arch, plot_learning_curve, save_config
+from .training import CommonArgs, evaluate_policy, validation_start, net_arch, plot_learning_curve, save_config
 
 ALGO = "rllib-ppo"
 SHARED_POLICY = "shared_policy"
@@ -178,7 +178,7 @@ def _log_training(writer, result: dict, steps: int) -> None:
 
 def _evaluate(agent, scenarios: list[str], args: Args, steps: int, writer) -> dict:
     """The scorer-based evaluation of the SB3 trainers (same seeds, same metrics, same row)."""
-    result = evaluate_policy(agent, scenarios, args.eval_episodes, EVAL_SEED_OFFSET + args.seed * 1000)
+    result = evaluate_policy(agent, scenarios, args.eval_episodes, validation_start(args.eval_episodes))
     row = {"timesteps": steps}
     for group, scores in result.items():
         for metric, value in scores.items():

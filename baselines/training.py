@@ -34,7 +34,9 @@ EVAL_METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")  # on the data 
 REFERENCE_AGENTS = ("oracle", "policy-follower")  # drawn as reference lines on the learning curve, with
 # the best structured adversary and, when given, a BC policy
 CURRICULUM_STAGES = ("fixed-seed", "persona", "sampled", "suite")
-EVAL_SEED_OFFSET = 1_000_000  # evaluation seeds are never used for training
+# Model selection (the learning curve, best_model.zip) plays the last hundred training seeds;
+# seeds ≥ 1000 are the test split (DESIGN §3) and are never played while training or selecting.
+VALIDATION_SEEDS = range(900, 1000)
 
 
 @dataclasses.dataclass
@@ -46,7 +48,7 @@ class CommonArgs:
     timesteps: int = 200_000
     """environment steps to train for"""
     seed: int = 0
-    """seeds the envs, the model and (offset by 1,000,000) the evaluation episodes"""
+    """seeds the envs and the model (evaluation during training plays the validation seeds 900–999)"""
     out: str = "runs/train"
     """output folder: model.zip, best_model.zip, agent.json, eval.csv, learning_curve.png, tb/, checkpoints/"""
     n_envs: int = os.cpu_count() or 1
@@ -247,6 +249,14 @@ class CurriculumCallback(BaseCallback):
         self.logger.record("curriculum/stage", self.index)
 
 
+def validation_start(episodes: int) -> int:
+    """The first of ``episodes`` validation seeds (``VALIDATION_SEEDS``)."""
+    if not 1 <= episodes <= len(VALIDATION_SEEDS):
+        raise ValueError(f"--eval-episodes: expected 1–{len(VALIDATION_SEEDS)} (the validation seeds "
+                         f"{VALIDATION_SEEDS.start}–{VALIDATION_SEEDS.stop - 1}), got {episodes}")
+    return VALIDATION_SEEDS.start
+
+
 def evaluate_policy(agent, scenarios: list[str], episodes: int, first_seed: int) -> dict:
     """Mean scores per persona and overall, on seeds the training never used."""
     per_persona = {}
@@ -287,7 +297,7 @@ class ScoreEvalCallback(BaseCallback):
 
     @property
     def first_seed(self) -> int:
-        return EVAL_SEED_OFFSET + self.args.seed * 1000
+        return validation_start(self.args.eval_episodes)
 
     def evaluate(self) -> dict:
         if self.rows and self.rows[-1]["timesteps"] == self.num_timesteps:

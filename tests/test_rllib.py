@@ -115,9 +115,9 @@ def test_two_ppo_iterations_on_monitor_then_rllib_agent(tmp_path, capsys):
     _plays_validly(f"rllib:{out / 'policy'}")
     _plays_validly(f"rllib:{out / 'checkpoint'}")  # an algorithm checkpoint with one module works too
     # The reloaded policy is the trained one: the same scores as the final periodic evaluation.
-    from proactive_env.baselines.training import EVAL_SEED_OFFSET, evaluate_policy
+    from proactive_env.baselines.training import VALIDATION_SEEDS, evaluate_policy
 
-    again = evaluate_policy(make_agent(f"rllib:{out / 'policy'}"), ["monitor"], 1, EVAL_SEED_OFFSET)
+    again = evaluate_policy(make_agent(f"rllib:{out / 'policy'}"), ["monitor"], 1, VALIDATION_SEEDS.start)
     assert again["overall"]["J"] == pytest.approx(float(rows[-1]["overall/J"]))
     _refuses_untrusted_copies(out / "policy", tmp_path / "downloaded")
 
