@@ -76,7 +76,8 @@ def test_reading_everything_gains_nothing_over_its_non_reading_twin():
     for metric in ("TC", "J"):
         assert suite_mean("read-everything", metric, seeds=ONE_SEED) <= suite_mean("text-oracle", metric, seeds=ONE_SEED)
     # where some record there from the start is needed by nothing (no task's evidence, brought by
-    # no message or notification, not the user's calendar: issue #20.7), reading it costs
+    # no message or notification, not the user's calendar, shows no decision's clash: issue #20.7),
+    # reading it costs
     for s, p in CASES:
         for r in runs("read-everything", s, p, ONE_SEED):
             if _needed_by_nothing(load_scenario(s)):
@@ -87,6 +88,7 @@ def _needed_by_nothing(s) -> set[str]:
     from proactive_env.spec.variant import _cited
 
     needed = {r for t in s.tasks for r in _cited(t)} | {r for ev in s.events for r in ev.reveals}
+    needed |= {r for d in s.ta_decisions for r in d.shown_by}
     return {r.id for r in s.records if r.id not in needed and not r.kind.startswith("calendar") and r.when is None}
 
 

@@ -35,6 +35,28 @@ def test_reading_what_a_shown_notice_brought_and_the_calendar_is_never_needless(
             assert not read & env.core.scorer._needless(), (persona, seed)
 
 
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_reading_the_records_that_show_a_decisions_clash_is_never_needless(scenario):
+    """Issue #20.7: records that define a TA decision (its ``shown_by``: the rota, the quota
+    dashboard, the booking sheet) are what the timing is decided from; once either of its tasks
+    has come up, reading them costs nothing, whether or not a task lists them as evidence."""
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            env = ProactivityTextEnv(scenario, persona)
+            env.reset(seed=seed)
+            world, read, done = env.world, set(), False
+            decisions = world.scenario.ta_decisions
+            while not done:
+                for d in decisions:
+                    if world.by_id[d.urgent].active or world.by_id[d.competing].active:
+                        for rid in sorted(set(d.shown_by) & world.store.visible - read):
+                            _step(env, "read_record", record_id=rid)
+                            read.add(rid)
+                done = _step(env, "wait")[2]
+            assert read, (persona, seed)
+            assert not read & env.core.scorer._needless(), (persona, seed)
+
+
 def test_a_fact_written_after_reading_its_source_is_grounded_though_the_matter_was_delivered_before():
     """Issue #20: grounding was frozen at the first delivery (for a kept request, the moment the
     game released it): a fact the agent wrote after reading its source counted as ungrounded."""

@@ -241,6 +241,9 @@ class RunScorer:
             closed = True
         return closed
 
+    def _either_active(self, d: _Decision) -> bool:
+        return self.tasks[d.spec.urgent].active or self.tasks[d.spec.competing].active
+
     def _both_active(self, d: _Decision) -> bool:
         return self.tasks[d.spec.urgent].active and self.tasks[d.spec.competing].active
 
@@ -263,9 +266,11 @@ class RunScorer:
     def _needless(self) -> set[str]:
         """Records read that nothing needed: not the evidence of a task that came up, not what a
         message or notification the agent was shown brought, not the user's calendar (what every
-        timing decision is judged against)."""
+        timing decision is judged against), not a record that shows a decision's clash once one of
+        its tasks has come up (``shown_by``: what the timing is decided from)."""
         needed = {r for t in self.tasks.values() if t.active for r in t.spec.evidence}
         needed |= self.brought | (self._schedule_records if self.decisions else set())
+        needed |= {r for d in self.decisions if self._either_active(d) for r in d.spec.shown_by}
         return {r for r in self.observed if r not in needed}
 
     def _wrote(self, task: _Task, text: str) -> None:
