@@ -1,12 +1,12 @@
 """The training runs behind the README's training tables, each kept as a result file.
 
     .venv/bin/python bench/training_results.py --list                      # the runs, their commands, which files exist
-    .venv/bin/python bench/training_results.py rllib-monitor               # train, evaluate, write bench/results/rllib-monitor.json
+    .venv/bin/python bench/training_results.py rllib-monitor               # train, evaluate, write bench/training-results/rllib-monitor.json
     .venv/bin/python bench/training_results.py rllib-monitor --collect     # only write the file, from the run's eval folder
 
 Each named run is the README's own commands (train, then eval on the test split), run in order
 from the repository root; a command whose output already exists is skipped, so a run resumes.
-The file written, ``bench/results/NAME.json``, holds what the README's table is made of: the eval
+The file written, ``bench/training-results/NAME.json``, holds what the README's table is made of: the eval
 folder's rows (results.json: means and intervals per agent × scenario × persona, on the data
 scale), the commands with the time and git commit each ran at (the eval folder's manifest), the
 trainer's arguments (``agent.json``), the wall time of each command run here (none with ``--collect``) and the machine the file was written on.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+RESULTS = ROOT / "bench" / "training-results"
 FORMAT = "proactivity-gym/training-result-1"
 
 

@@ -12,7 +12,7 @@ suite version, then the table exactly as the README shows it. The README marks e
 before it, and tests/test_readme_figures.py fails when a README table differs from the file it
 cites. The timing and content families are played here like the adversaries. The training
 tables (``training-NAME``) are made from the result files ``bench/training_results.py NAME``
-writes into bench/results/ (training takes minutes to hours, so it is not re-run here): one
+writes into bench/training-results/ (training takes minutes to hours, so it is not re-run here): one
 table per file there, each file's header naming the result file and when its runs were made.
 """
 
@@ -44,7 +44,7 @@ def _header(name: str) -> str:
 
         result = json.loads((RESULTS / f"{name.removeprefix('training-')}.json").read_text(encoding="utf-8"))
         ran = ", ".join(c.get("time", "?") for c in result.get("eval_commands", [])) or result.get("written", "?")
-        source = (f" | from bench/results/{name.removeprefix('training-')}.json (suite {result['suite_version']}, "
+        source = (f" | from bench/training-results/{name.removeprefix('training-')}.json (suite {result['suite_version']}, "
                   f"evaluated {ran})")
     return (f"<!-- made by: python scripts/readme_figures.py {name} | suite {SUITE_VERSION} | {machine} | "
             f"{when}{source} -->\n")
@@ -186,7 +186,7 @@ def content_families_table(workers: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- training tables
-RESULTS = ROOT / "bench" / "results"
+RESULTS = ROOT / "bench" / "training-results"
 TRAINING_LAYOUT = {"rllib-monitor": "persona", "maskable-ppo-monitor": "agent",
                    "suite-holdout-monitor": "scenario", "bc-offline": "scenario"}
 
@@ -197,7 +197,7 @@ def _pooled(rows: list[dict], metric: str) -> float:
 
 
 def training_table(name: str) -> list[str]:
-    """A README training table from bench/results/NAME.json (bench/training_results.py): per agent
+    """A README training table from bench/training-results/NAME.json (bench/training_results.py): per agent
     and persona, per agent, or per scenario (the held-out one first), as TRAINING_LAYOUT says."""
     import json
 

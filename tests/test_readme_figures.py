@@ -54,11 +54,11 @@ def test_the_scenario_table_is_the_current_suite():
 def test_training_tables_are_their_result_files():
     script = _script()
     names = [name for name in script.TABLES if name.startswith("training-")]
-    assert names == [f"training-{p.stem}" for p in sorted((ROOT / "bench" / "results").glob("*.json"))]
+    assert names == [f"training-{p.stem}" for p in sorted((ROOT / "bench" / "training-results").glob("*.json"))]
     for name in names:
         generated = ROOT / "docs" / "generated" / f"{name}.md"
         assert script.training_table(name.removeprefix("training-")) == script.table_of(generated)
-        assert f"from bench/results/{name.removeprefix('training-')}.json" in generated.read_text().splitlines()[0]
+        assert f"from bench/training-results/{name.removeprefix('training-')}.json" in generated.read_text().splitlines()[0]
 
 
 def test_generated_files_say_what_made_them():
