@@ -84,6 +84,9 @@ def test_leaderboard_iqm_and_its_interval_are_rliables():
         assert row["J_iqm"] == pytest.approx(metrics.aggregate_iqm(matrix), rel=1e-12)
         assert row["J_iqm_ci"] == pytest.approx(_rliable(matrix, metrics.aggregate_iqm), rel=1e-12)
     assert f"rliable {intervals.rliable_version()}" in board.ci_note
+    from proactive_env.report.leaderboard import markdown
+
+    assert board.ci_note in markdown(board, ["fixed runs"])  # the leaderboard says how its intervals were made
 
 
 def test_an_agents_interval_does_not_depend_on_the_other_agents():

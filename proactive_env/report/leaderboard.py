@@ -105,7 +105,7 @@ def _metric_matrix(board: Leaderboard, metric: str) -> list[str]:
 
 def markdown(board: Leaderboard, sources: list[str]) -> str:
     out = ["# Proactivity-Gym leaderboard", "", f"Runs from: {', '.join(map(md_cell, sources))}.", "", LEGEND + ".", "",
-           "## Overall (ranked by J)", ""]
+           board.ci_note, "", "## Overall (ranked by J)", ""]
     out += _md_table(board.overall, ("agent",), with_iqm=True)
     if board.reported:
         from .reported import NOTE
