@@ -143,7 +143,7 @@ def _suite_means(agent: str, runs: list[dict]) -> dict[str, float]:
     return {m: _mean([r[m] for r in mine]) for m in ("TC", "TA", "TR_D", "TR_J", "J")}
 
 
-def _cells(means: dict[str, float], columns: tuple[str, ...]) -> list[str]:
+def _shown(means: dict[str, float], columns: tuple[str, ...]) -> list[str]:
     shown = {"TC": lambda v: f"{v:.1f}", "TA": lambda v: f"{100 * v:.1f}", "TR_D": lambda v: f"{100 * v:.1f}",
              "TR_J": lambda v: f"{v:.2f}", "J": lambda v: f"{v:.3f}"}
     return [shown[c](means[c]) for c in columns]
@@ -163,7 +163,7 @@ def timing_families_table(workers: int) -> list[str]:
     for face, agents in (("structured", structured), ("text", text)):
         for agent in agents:
             name = f"(none: {agent})" if agent.endswith("policy-follower") else f"`{agent.removeprefix('text-')}`"
-            lines.append(f"| {name} | {face} | " + " | ".join(_cells(_suite_means(agent, runs), columns)) + " |")
+            lines.append(f"| {name} | {face} | " + " | ".join(_shown(_suite_means(agent, runs), columns)) + " |")
     return lines
 
 
@@ -180,7 +180,7 @@ def content_families_table(workers: int) -> list[str]:
     lines = ["| content family (on the text policy-follower) | what it writes | TC | TR-D % | J |",
              "|---|---|---|---|---|"]
     for agent in agents:
-        lines.append(f"| `{agent}` | {docs[agent]} | " + " | ".join(_cells(_suite_means(agent, runs), ("TC", "TR_D", "J")))
+        lines.append(f"| `{agent}` | {docs[agent]} | " + " | ".join(_shown(_suite_means(agent, runs), ("TC", "TR_D", "J")))
                      + " |")
     return lines
 
@@ -213,7 +213,7 @@ def training_table(name: str) -> list[str]:
                  + " |", "|---" * (4 + len(others)) + "|"]
         for scenario in scenarios:
             mine = lambda a: [r for r in rows if r["agent"] == a and r["scenario"] == scenario]  # noqa: E731
-            first = _cells({m: _pooled(mine(learner), m) for m in columns}, ("J", "TA", "TR_D"))
+            first = _shown({m: _pooled(mine(learner), m) for m in columns}, ("J", "TA", "TR_D"))
             label = f"{scenario} (held out)" if scenario == held_out else scenario
             lines.append(f"| {label} | " + " | ".join(first + [f"{_pooled(mine(a), 'J'):.3f}" for a in others]) + " |")
         return lines
@@ -226,7 +226,7 @@ def training_table(name: str) -> list[str]:
         for persona in personas:
             mine = [r for r in rows if r["agent"] == agent and persona in (None, r["persona"])]
             lines.append(f"| {labels[agent]} | " + (f"{persona} | " if by_persona else "")
-                         + " | ".join(_cells({m: _pooled(mine, m) for m in columns}, columns)) + " |")
+                         + " | ".join(_shown({m: _pooled(mine, m) for m in columns}, columns)) + " |")
     return lines
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..scoring.intervals import batch_intervals, iqm, method_description
-from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header
+from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, strata_cells
 from ..spec.escape import csv_cell, md_cell
 from .collect import Run
 
@@ -56,12 +56,10 @@ class Leaderboard:
 
 def _iqm_of_j(rows: list[dict], runs: list[Run]) -> None:
     """Each overall row's J IQM (``J_iqm``) and its interval (``J_iqm_ci``, stratified as the means')."""
-    from ..scoring.results import STRATA, _cells
-
     groups = []
     for row in rows:
         mine = [r.record() for r in runs if r.agent == row["agent"]]
-        groups.append((np.asarray([[m["scores"]["J"] for m in mine]]), _cells(mine, STRATA)))
+        groups.append((np.asarray([[m["scores"]["J"] for m in mine]]), strata_cells(mine)))
         row["J_iqm"] = iqm(groups[-1][0][0])
     for row, found in zip(rows, batch_intervals(groups, "iqm")):
         row["J_iqm_ci"] = found[0][0] if found else None

@@ -85,8 +85,8 @@ def display_ci(metric: str, ci: Sequence[float] | None) -> str:
     return f"[{display(metric, ci[0])}, {display(metric, ci[1])}]"
 
 
-def _cells(members: list[dict], strata: Sequence[str]) -> list[np.ndarray]:
-    """Indices of ``members`` grouped by their stratum."""
+def strata_cells(members: list[dict], strata: Sequence[str] = STRATA) -> list[np.ndarray]:
+    """Indices of ``members`` (run records) grouped by their stratum, e.g. their scenario × persona cell."""
     cells: dict[tuple, list[int]] = defaultdict(list)
     for i, m in enumerate(members):
         cells[tuple(m.get(k) for k in strata)].append(i)
@@ -115,7 +115,7 @@ def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str]
     ordered = sorted(groups.items())
     values = [np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
               for _, members in ordered]
-    cells = [_cells(members, within) for _, members in ordered]
+    cells = [strata_cells(members, within) for _, members in ordered]
     rows = []
     for (key, members), group_values, group_cells, ci in zip(ordered, values, cells,
                                                               batch_intervals(list(zip(values, cells)))):
