@@ -425,13 +425,15 @@ def _eval_here(args, ray_cpus: int = 0) -> int:
             return 2
         finally:
             signal.signal(signal.SIGTERM, previous)
-    console.print(results_table("Proactivity-Gym results", aggregate(records, ("agent",)), ("agent",)))
+    overall = aggregate(records, ("agent",))
+    console.print(results_table("Proactivity-Gym results", overall, ("agent",)))
     console.print(results_table("By persona", aggregate(records, ("agent", "persona")), ("agent", "persona")))
     if len(scenarios) > 1:
         console.print(results_table("By scenario", aggregate(records, ("agent", "scenario")), ("agent", "scenario")))
-    from .scoring.results import LEGEND
+    from .scoring.results import LEGEND, ci_statement
 
     console.print(LEGEND, style="dim")
+    console.print(ci_statement(overall), style="dim")
     errored = len(list((out / "errored").glob("*/*.json")))
     if errored:
         console.print(f"[yellow]{errored} runs errored (over the fault budget): {_markup_free(out / 'errored')}")

@@ -1,46 +1,49 @@
-"""The README's tables are the generated files they cite (scripts/readme_figures.py)."""
+"""The README's tables are the generated files they cite (scripts/readme_figures.py), and the
+training tables are the result files bench/training_results.py writes."""
 
 import importlib.util
-import re
+import json
+import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
-MARK = re.compile(r"<!-- generated: (docs/generated/[\w-]+\.md) \(python scripts/readme_figures\.py ([\w-]+)\) -->")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("readme_figures", ROOT / "scripts" / "readme_figures.py")
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve their module by name
     spec.loader.exec_module(module)
     return module
 
 
-def cited_tables() -> list[tuple[str, str, list[str]]]:
-    """(file, table name, the README's table lines) for each marked table."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        match = MARK.search(line)
-        if match:
-            table = []
-            for following in lines[i + 1:]:
-                if not following.startswith("|"):
-                    if table:
-                        break
-                    continue
-                table.append(following)
-            out.append((match.group(1), match.group(2), table))
-    return out
+def _script():
+    return _load("readme_figures", ROOT / "scripts" / "readme_figures.py")
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_readme_table_is_its_generated_file():
+    assert _script().readme_mismatches(_readme()) == []
+
+
+def test_a_readme_table_that_disagrees_with_its_file_fails():
     script = _script()
-    cited = cited_tables()
-    assert {name for _, name, _ in cited} == set(script.TABLES)  # every generated table is shown, once each
-    for file, name, table in cited:
-        assert file == f"docs/generated/{name}.md"
-        generated = script.table_of(ROOT / file)
-        assert table == generated, f"README table citing {file} differs from it: python scripts/readme_figures.py {name}"
+    readme = _readme()
+    for stem, _, table in script.cited_tables(readme):
+        row = table[2]  # the first data row: change one figure in it
+        cells = row.split(" | ")
+        changed = row.replace(" | " + cells[-1], " | " + cells[-1].replace(cells[-1].strip(" |")[:1], "#", 1))
+        assert changed != row
+        problems = script.readme_mismatches(readme.replace(row, changed, 1))
+        assert any(f"docs/generated/{stem}.md differs" in p for p in problems), (stem, problems)
+    first = script.cited_tables(readme)[0][0]
+    dropped = readme.replace(f"<!-- generated: docs/generated/{first}.md", "<!-- (was generated)", 1)
+    assert f"generated table {first} is not in the README" in script.readme_mismatches(dropped)
 
 
 def test_the_scenario_table_is_the_current_suite():
@@ -48,7 +51,48 @@ def test_the_scenario_table_is_the_current_suite():
     assert script.scenarios_table() == script.table_of(ROOT / "docs" / "generated" / "scenarios.md")
 
 
+def test_training_tables_are_their_result_files():
+    script = _script()
+    names = [name for name in script.TABLES if name.startswith("training-")]
+    assert names == [f"training-{p.stem}" for p in sorted((ROOT / "bench" / "training-results").glob("*.json"))]
+    for name in names:
+        generated = ROOT / "docs" / "generated" / f"{name}.md"
+        assert script.training_table(name.removeprefix("training-")) == script.table_of(generated)
+        assert f"from bench/training-results/{name.removeprefix('training-')}.json" in generated.read_text().splitlines()[0]
+
+
 def test_generated_files_say_what_made_them():
     for path in (ROOT / "docs" / "generated").glob("*.md"):
         head = path.read_text(encoding="utf-8").splitlines()[0]
         assert head.startswith(f"<!-- made by: python scripts/readme_figures.py {path.stem} | suite ") and "UTC" in head
+
+
+def test_a_training_result_file_is_its_eval_folder(tmp_path, monkeypatch):
+    """bench/training_results.py writes what the eval folder holds, and the table read from the file
+    is the eval's own means per agent and persona."""
+    from proactive_env.baselines import make_agent
+    from proactive_env.evaluate import evaluate, plan
+    from proactive_env.scoring.results import aggregate
+
+    bench = _load("training_results", ROOT / "bench" / "training_results.py")
+    script = _script()
+    eval_dir = tmp_path / "eval"
+    evaluate(plan(["oracle", "noop"], ["monitor"], ["planner", "operator"], range(1000, 1002)), eval_dir, make_agent)
+    run = bench.TrainingRun("a test run", (("proactivity-gym eval ...", str(eval_dir / "results.json")),),
+                            str(eval_dir), (), {"noop": "doing nothing", "oracle": "the oracle"})
+    document = bench.result_document("test-run", run, None)
+    assert document["format"] == bench.FORMAT and document["timings"] is None and document["rows"]
+    monkeypatch.setattr(bench, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(script, "RESULTS", tmp_path / "results")
+    bench.write_result("test-run", document)
+    script.TRAINING_LAYOUT["test-run"] = "persona"
+    table = script.training_table("test-run")
+    records = [{"agent": r["agent"], "scenario": r["scenario"], "persona": r["persona"], "seed": 0, "scores": r}
+               for r in json.loads((eval_dir / "results.json").read_text())["rows"]]
+    assert len(table) == 2 + 4 and table[2].startswith("| doing nothing | planner |")
+    oracle_planner = [r for r in aggregate(records, ("agent", "persona")) if r["agent"] == "oracle"
+                      and r["persona"] == "planner"][0]
+    assert table[4] == f"| the oracle | planner | {oracle_planner['TC']:.1f} | {100 * oracle_planner['TA']:.1f} | " \
+                       f"{100 * oracle_planner['TR_D']:.1f} | {oracle_planner['TR_J']:.2f} | {oracle_planner['J']:.3f} |"
+    with pytest.raises(SystemExit):
+        bench.main(["no-such-run"])

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, iqm, stratified_bootstrap
+from ..scoring.intervals import batch_intervals, iqm, method_description
+from ..scoring.results import LEGEND, METRICS, UNITS, aggregate, display, display_ci, header, strata_cells
 from ..spec.escape import csv_cell, md_cell
 from .collect import Run
 
@@ -25,8 +26,7 @@ class Leaderboard:
     def of(cls, runs: list[Run], reported: list[dict] | None = None) -> "Leaderboard":
         records = [r.record() for r in runs]
         overall = aggregate(records, ("agent",))
-        for row in overall:
-            row["J_iqm"] = iqm([r.scores["J"] for r in runs if r.agent == row["agent"]])
+        _iqm_of_j(overall, runs)
         overall.sort(key=lambda row: -row["J"])
         rank = {row["agent"]: i for i, row in enumerate(overall)}
         by = lambda key: sorted(aggregate(records, ("agent", key)), key=lambda r: (r[key], rank[r["agent"]]))  # noqa: E731
@@ -38,7 +38,11 @@ class Leaderboard:
 
     @property
     def ci_note(self) -> str:
-        base = ("95% CIs: stratified bootstrap within scenario × persona cells (needs two runs in every cell)")
+        methods = sorted({r["ci_method"] for r in self.overall + self.by_persona + self.by_scenario
+                          if r.get("ci_method")})
+        base = ("95% CIs: stratified bootstrap within scenario × persona cells (needs two runs in every cell); "
+                + ("computed by " + "; ".join(map(method_description, methods)) if methods else "none computed")
+                + "; J IQM: the interquartile mean of J (rliable's robust aggregate)")
         if not self.over_runs:
             return base + "."
         return (base + f"; {self.over_runs} overall rows whose cells have one run show a bootstrap over runs "
@@ -50,30 +54,37 @@ class Leaderboard:
         return [row["agent"] for row in self.overall]
 
 
+def _iqm_of_j(rows: list[dict], runs: list[Run]) -> None:
+    """Each overall row's J IQM (``J_iqm``) and its interval (``J_iqm_ci``, stratified as the means')."""
+    groups = []
+    for row in rows:
+        mine = [r.record() for r in runs if r.agent == row["agent"]]
+        groups.append((np.asarray([[m["scores"]["J"] for m in mine]]), strata_cells(mine)))
+        row["J_iqm"] = iqm(groups[-1][0][0])
+    for row, found in zip(rows, batch_intervals(groups, "iqm")):
+        row["J_iqm_ci"] = found[0][0] if found else None
+
+
 def _intervals_over_runs(rows: list[dict], runs: list[Run]) -> int:
     """Where a row has no stratified interval (a cell with one run) but two runs or more, an
     interval over its runs (one stratum), marked ``ci_over_runs``. Returns how many rows."""
-    count = 0
-    for row in rows:
-        mine = [r for r in runs if r.agent == row["agent"]]
-        if row.get("J_ci") is not None or len(mine) < 2:
-            continue
-        for metric in METRICS:
-            row[f"{metric}_ci"] = list(stratified_bootstrap([r.scores[metric] for r in mine], [np.arange(len(mine))]))
-        row["ci_over_runs"] = True
-        count += 1
-    return count
+    todo = [(row, [r for r in runs if r.agent == row["agent"]]) for row in rows]
+    todo = [(row, mine) for row, mine in todo if row.get("J_ci") is None and len(mine) >= 2]
+    groups = [(np.asarray([[r.scores[m] for r in mine] for m in METRICS]), [np.arange(len(mine))]) for _, mine in todo]
+    for (row, _), (found, method) in zip(todo, batch_intervals(groups)):
+        row.update({f"{m}_ci": ci for m, ci in zip(METRICS, found)}, ci_over_runs=True, ci_method=method)
+    return len(todo)
 
 
 def _md_table(rows: list[dict], keys: tuple[str, ...], with_iqm: bool = False) -> list[str]:
     heads = [k.capitalize() for k in keys] + ["n"] + [header(m) for m in METRICS] + ["J 95% CI"]
-    heads += ["J IQM"] if with_iqm else []
+    heads += ["J IQM (95% CI)"] if with_iqm else []
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join(["---"] * len(keys) + ["---:"] * (len(heads) - len(keys)))
              + "|"]
     for row in rows:
         cells = [md_cell(row[k]) for k in keys] + [str(row["runs"])] + [display(m, row[m]) for m in METRICS]
         cells.append(display_ci("J", row.get("J_ci")) + (" ‡" if row.get("ci_over_runs") else ""))
-        cells += [display("J", row.get("J_iqm"))] if with_iqm else []
+        cells += [f"{display('J', row.get('J_iqm'))} {display_ci('J', row.get('J_iqm_ci'))}"] if with_iqm else []
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -92,7 +103,7 @@ def _metric_matrix(board: Leaderboard, metric: str) -> list[str]:
 
 def markdown(board: Leaderboard, sources: list[str]) -> str:
     out = ["# Proactivity-Gym leaderboard", "", f"Runs from: {', '.join(map(md_cell, sources))}.", "", LEGEND + ".", "",
-           "## Overall (ranked by J)", ""]
+           board.ci_note, "", "## Overall (ranked by J)", ""]
     out += _md_table(board.overall, ("agent",), with_iqm=True)
     if board.reported:
         from .reported import NOTE

@@ -8,12 +8,12 @@ points 0–100, TR-J a rating 1–5). Percentages exist only on screen, and thei
 Confidence intervals are a stratified bootstrap: runs are resampled *within* each
 scenario × persona cell (they are exchangeable only there), so a row that pools cells keeps
 each cell's share. An interval needs at least two runs in every cell it pools; otherwise it is
-``None`` in data and "n/a" on screen.
+``None`` in data and "n/a" on screen. rliable computes them where it is installed (see
+:mod:`.intervals`); each row's ``ci_method`` says what did.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .intervals import BOOTSTRAP_SAMPLES, CONFIDENCE, batch_intervals, intervals, iqm, method_description  # noqa: F401
+
 RESULTS_FORMAT = "proactivity-gym/results-2"
 METRICS = ("TC", "TA", "TR_D", "TR_J", "J", "continuation")
 STRATA = ("scenario", "persona")
-BOOTSTRAP_SAMPLES = 2000
-CONFIDENCE = 0.95
 
 UNITS: dict[str, dict] = {
     "TC": {"unit": "points", "range": [0, 100], "name": "task capability",
@@ -85,102 +85,45 @@ def display_ci(metric: str, ci: Sequence[float] | None) -> str:
     return f"[{display(metric, ci[0])}, {display(metric, ci[1])}]"
 
 
-def _cells(members: list[dict], strata: Sequence[str]) -> list[np.ndarray]:
-    """Indices of ``members`` grouped by their stratum."""
+def strata_cells(members: list[dict], strata: Sequence[str] = STRATA) -> list[np.ndarray]:
+    """Indices of ``members`` (run records) grouped by their stratum, e.g. their scenario × persona cell."""
     cells: dict[tuple, list[int]] = defaultdict(list)
     for i, m in enumerate(members):
         cells[tuple(m.get(k) for k in strata)].append(i)
     return [np.asarray(v) for _, v in sorted(cells.items(), key=lambda kv: str(kv[0]))]
 
 
-def stratified_bootstrap(values: Sequence[float], cells: list[np.ndarray], statistic=np.mean, seed: int = 0,
-                         samples: int = BOOTSTRAP_SAMPLES) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of ``statistic`` over ``values``, resampling within each cell
-    (index arrays into ``values``) and keeping every cell's size. None when a cell has fewer
+def stratified_bootstrap(values: Sequence[float], cells: list[np.ndarray], statistic: str = "mean"
+                         ) -> tuple[float, float] | None:
+    """The 95% bootstrap CI of ``statistic`` ("mean" or "iqm") over ``values``, resampling within
+    each cell (index arrays into ``values``) and keeping every cell's size — rliable's where it is
+    installed and the cells are of one size (see :mod:`.intervals`). None when a cell has fewer
     than two runs: one run says nothing about the spread. A fixed seed keeps tables reproducible."""
-    picks = _resample(cells, seed, samples)
-    if picks is None:
-        return None
-    resampled = np.asarray(values, dtype=float)[picks]
-    stats = np.asarray([statistic(row) for row in resampled]) if statistic is not np.mean else resampled.mean(axis=1)
-    return _interval(stats)
-
-
-def _resample(cells: list[np.ndarray], seed: int = 0, samples: int = BOOTSTRAP_SAMPLES) -> np.ndarray | None:
-    """Bootstrap indices, (samples, runs), drawn within each cell; None below two runs a cell."""
-    if not cells or min(len(c) for c in cells) < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    return np.concatenate([cell[rng.integers(0, len(cell), size=(samples, len(cell)))] for cell in cells], axis=1)
-
-
-def _interval(stats: np.ndarray) -> tuple[float, float]:
-    lo, hi = _intervals(stats[None])[0]
-    return lo, hi
-
-
-def _counts(picks: np.ndarray) -> np.ndarray:
-    """How often each run is drawn in each bootstrap sample of ``picks`` (samples × runs): the
-    means of every sample are then one matrix product."""
-    samples, runs = picks.shape
-    counts = np.bincount((np.arange(samples)[:, None] * runs + picks).ravel(), minlength=samples * runs)
-    return counts.reshape(samples, runs)
-
-
-@functools.lru_cache(maxsize=64)
-def _cell_counts(sizes: tuple[int, ...]) -> np.ndarray:
-    """The bootstrap draw counts of runs laid out cell after cell, for cells of these sizes: the
-    draw depends only on the sizes (a fixed seed), so groups of one shape share it."""
-    bounds = np.cumsum((0,) + sizes)
-    counts = _counts(_resample([np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:])]))
-    counts.setflags(write=False)  # shared by every caller
-    return counts
-
-
-def _intervals(stats: np.ndarray) -> list[list[float]]:
-    """The percentile interval of each row of bootstrap statistics, in one pass."""
-    alpha = (1.0 - CONFIDENCE) / 2.0
-    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha], axis=1)
-    return [[float(a), float(b)] for a, b in zip(lo, hi)]
-
-
-def iqm(values: Sequence[float]) -> float:
-    """Interquartile mean: the mean of the middle 50% (rliable's robust aggregate)."""
-    data = np.sort(np.asarray(values, dtype=float))
-    n = len(data)
-    if n < 4:
-        return float(data.mean()) if n else float("nan")
-    cut = n // 4
-    return float(data[cut:n - cut].mean())
+    found = intervals(np.asarray(values, dtype=float)[None], cells, statistic)
+    return None if found is None else tuple(found[0][0])
 
 
 def aggregate(runs: Iterable[dict], keys: tuple[str, ...], strata: Sequence[str] = STRATA) -> list[dict]:
     """Group run records (each with agent, scenario, persona and a ``scores`` dict) by ``keys``.
-    Each row carries ``runs`` (n), ``cells`` (scenario × persona cells pooled) and, per metric,
-    the mean on the data scale and ``<metric>_ci``: its 95% stratified bootstrap CI or None."""
+    Each row carries ``runs`` (n), ``cells`` (scenario × persona cells pooled), per metric the mean
+    on the data scale and ``<metric>_ci``: its 95% stratified bootstrap CI or None (a cell with one
+    run), and ``ci_method``: what computed the intervals ("rliable" or "numpy"; None without any)."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for run in runs:
         groups[tuple(run[k] for k in keys)].append(run)
     within = [k for k in strata if k not in keys]
-    groups_out = []
-    for key, members in sorted(groups.items()):
-        cells = _cells(members, within)
-        values = np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
-        stats = None
-        if min(len(c) for c in cells) >= 2:  # one run in a cell says nothing about the spread
-            counts = np.empty((BOOTSTRAP_SAMPLES, len(members)))
-            counts[:, np.concatenate(cells)] = _cell_counts(tuple(len(c) for c in cells))
-            stats = values @ counts.T / len(members)
-        groups_out.append((key, len(members), len(cells), values.mean(axis=1), stats))
-    # every group's percentiles in one pass: one quantile call, not one per group
-    stacked = [stats for *_, stats in groups_out if stats is not None]
-    intervals = iter(_intervals(np.concatenate(stacked)) if stacked else [])
+    ordered = sorted(groups.items())
+    values = [np.asarray([[m["scores"][metric] for m in members] for metric in METRICS], dtype=float)
+              for _, members in ordered]
+    cells = [strata_cells(members, within) for _, members in ordered]
     rows = []
-    for key, n, n_cells, means, stats in groups_out:
-        row = {**dict(zip(keys, key)), "runs": n, "cells": n_cells}
-        for metric, mean in zip(METRICS, means):
+    for (key, members), group_values, group_cells, ci in zip(ordered, values, cells,
+                                                              batch_intervals(list(zip(values, cells)))):
+        row = {**dict(zip(keys, key)), "runs": len(members), "cells": len(group_cells)}
+        for metric, mean, interval in zip(METRICS, group_values.mean(axis=1), ci[0] if ci else [None] * len(METRICS)):
             row[metric] = float(mean)
-            row[f"{metric}_ci"] = next(intervals) if stats is not None else None
+            row[f"{metric}_ci"] = interval
+        row["ci_method"] = ci[1] if ci else None
         rows.append(row)
     return rows
 
@@ -192,7 +135,8 @@ def results_document(rows: list[dict], suite_version: str) -> dict:
         "suite_version": suite_version,
         "units": UNITS,
         "ci": {"method": "percentile bootstrap, resampled within scenario × persona", "level": CONFIDENCE,
-               "samples": BOOTSTRAP_SAMPLES, "null_when": "a cell has fewer than 2 runs"},
+               "samples": BOOTSTRAP_SAMPLES, "null_when": "a cell has fewer than 2 runs",
+               "computed_by": {m: method_description(m) for m in sorted({r.get("ci_method") for r in rows} - {None})}},
         "rows": rows,
     }
 
@@ -213,3 +157,13 @@ def load_results(path: str | Path) -> dict:
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ValueError(f"{path}: format: expected {RESULTS_FORMAT!r}")
     return data
+
+
+def ci_statement(rows: Sequence[dict]) -> str:
+    """One sentence saying what computed the intervals of ``rows`` (and where there are none)."""
+    methods = [r.get("ci_method") for r in rows]
+    parts = [f"{method_description(m)} ({methods.count(m)} of {len(rows)} rows)" if len(set(methods)) > 1
+             else method_description(m) for m in sorted(set(methods) - {None})]
+    if None in methods:
+        parts.append(f"no interval for {methods.count(None)} rows with a cell of one run")
+    return "95% CIs: " + "; ".join(parts or ["none (every row has a cell of one run)"]) + "."
