@@ -2,7 +2,7 @@
 policy-follower (who gets depth and content right and never postpones anything).
 
 Each reads only the structured observation — the task slots' ``urgency`` (how soon the user needs
-the result), ``resource_busy_now``, ``needs_resource`` and state, the action mask — and decides,
+the result), ``work_size``, ``resource_busy_now``, ``needs_resource`` and state, the action mask — and decides,
 per open task, to hold it (``defer`` it, once per follow-up), to ``allocate`` its run, or to leave
 it to the policy-follower. On the text face the same decisions are played as tool calls
 (``TextScriptedAgent``); ``postpone-to`` families give every postponement one fixed clock time.
@@ -41,6 +41,11 @@ class TimingRule(PolicyFollowerAgent):
     def __init__(self, name: str = "", hold: Callable | None = None, allocate: Callable | None = None):
         self.name = name or type(self).name
         self._hold, self._allocate = hold, allocate
+        self._tried: set[tuple[int, float]] = set()  # (slot, clock) where a deferral was taken
+
+    def reset(self, *args, **kwargs):
+        self._tried = set()
+        return super().reset(*args, **kwargs)
 
     def hold(self, obs: dict[str, np.ndarray], slot: int) -> bool:
         return bool(self._hold and self._hold(obs, slot))
@@ -51,10 +56,14 @@ class TimingRule(PolicyFollowerAgent):
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
         tasks, mask = task_rows(obs), obs["action_mask"]
         held = [s for s in open_slots(obs) if self.hold(obs, s)]
+        now = float(obs["clock"][0])
         for slot in held:
-            if not tasks[slot, F["followup_pending"]]:
+            # once per follow-up; a deferral that set none (no feasible time) is not retried until
+            # the clock moves: the task stays held, and the rule does not spin on it
+            if not tasks[slot, F["followup_pending"]] and (slot, now) not in self._tried:
                 a = first_valid(mask, slot, ("defer",))
                 if a:
+                    self._tried.add((slot, now))
                     return a
         for slot in open_slots(obs):
             if slot not in held and not tasks[slot, F["work_running"]] and self.allocate(obs, slot):
@@ -86,6 +95,18 @@ def outranked(gap: float) -> Callable:
             return False
         mine = urgency(obs, slot)
         return any(urgency(obs, s) >= mine + gap for s in open_slots(obs) if s != slot)
+    return rule
+
+
+def bigger_waiting(gap: float) -> Callable:
+    """Bigger-job-first: keep an untouched task back while another open one has more work by at
+    least ``gap`` (of the observation's ``work_size`` scale)."""
+    def rule(obs, slot):
+        tasks = task_rows(obs)
+        if not _untouched(tasks[slot]):
+            return False
+        mine = tasks[slot, F["work_size"]]
+        return any(tasks[s, F["work_size"]] >= mine + gap for s in open_slots(obs) if s != slot)
     return rule
 
 
@@ -124,6 +145,8 @@ FAMILIES: dict[str, tuple[Callable | None, Callable | None]] = {
     **{f"defer-until-urgent-{t}": (below(t), None) for t in (0.5, 0.64, 0.8, 0.9)},
     **{f"hold-while-more-urgent-{g}": (outranked(g), None) for g in (0.05, 0.15, 0.3)},
     **{f"hold-while-more-urgent-{g}+allocate-when-busy": (outranked(g), compute_busy) for g in (0.05, 0.15, 0.3)},
+    **{f"bigger-job-first-{g}": (bigger_waiting(g), None) for g in (0.01, 0.1)},
+    **{f"bigger-job-first-{g}+allocate-when-busy": (bigger_waiting(g), compute_busy) for g in (0.01, 0.1)},
     "defer-all-but-most-urgent": (not_most_urgent, None),
     "allocate-all-compute": (None, needs_compute),
     "allocate-when-busy": (None, compute_busy),
@@ -161,6 +184,7 @@ class TextTimingRule(TextScriptedAgent):
 
 POSTPONE_TIMES = {"09:00": 9 * 60, "14:00": 14 * 60, "20:00": 20 * 60}
 TEXT_FAMILIES = ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15", "hold-while-more-urgent-0.15+allocate-when-busy",
+                 "bigger-job-first-0.01",
                  "defer-all-but-most-urgent", "allocate-all-compute", "allocate-when-busy", "start-everything-then-defer")
 
 
