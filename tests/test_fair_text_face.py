@@ -4,6 +4,7 @@ any reply, and text-face baselines that decide as their structured namesakes."""
 
 import datetime as dt
 import json
+import pathlib
 import re
 
 import pytest
@@ -477,23 +478,32 @@ def test_an_action_on_a_matter_that_is_over_says_so_and_when():
     assert f"refused — {matter.id} is over for this action: it was needed by" in result
 
 
-def test_a_postponement_made_before_its_task_comes_up_counts_for_it():
+def test_a_postponement_made_before_its_task_comes_up_counts_for_it(tmp_path):
     """Round 9: the duplicate charge, spotted in the records before the morning review raised it,
     was explicitly postponed past Chris's lunch, but the deferral was linked to nothing and TA's
-    'later' failed. It now counts for the task when that comes up."""
-    env = _env("household_finances", "operator")
+    'later' failed. It now counts for the task when that comes up. (Since the suite's TA
+    decisions open with both matters known, the competing task — Priya's reply — is raised here
+    half an hour after her email, by the morning review.)"""
+    text = (pathlib.Path(__file__).parent.parent / "scenarios" / "household_finances.yaml").read_text()
+    raised_later = 'trigger: {type: agent, at: "D2 07:30"}\n    evidence: [priya_query, brightside_statement'
+    text = text.replace("trigger: {type: event, event: e02_priya_query}\n    evidence: [priya_query, brightside_statement",
+                        raised_later)
+    assert raised_later in text
+    (tmp_path / "household_finances.yaml").write_text(text)
+    env = ProactivityTextEnv(str(tmp_path / "household_finances.yaml"), "operator")
+    env.reset(seed=0)
     world = env.world
-    charge = world.by_id["t02_duplicate_charge"]
-    while world.now < 1940:
+    reply = world.by_id["t13_tutoring_income"]
+    while world.now < 1440 + 7 * 60:  # Priya's email is in, the morning review is still to come
         _step(env, "wait")
-    assert not charge.active
-    result = _step(env, "defer_task", what="the duplicate Greenleaf Grocers charge (GBP 64.35 twice, auth 884213)",
-                   until="D2 13:30", plan="Dispute the duplicate Greenleaf charge after the Priya reply is done.")
+    assert not reply.active
+    result = _step(env, "defer_task", what="Priya's 2024-25 tutoring income reply (Brightside BT-0417, GBP 4,150.80)",
+                   until="D2 12:30", plan="Draft the reply to Priya in the lunch break, after the dispute.")
     assert "linked to no matter yet" in result
     while not world.done:
         _step(env, "wait")
-    assert [e["until"] for e in world.log if e["type"] == "defer" and e["task"] == "t02_duplicate_charge"] == [
-        1440 + 13 * 60 + 30]
+    assert [e["until"] for e in world.log if e["type"] == "defer" and e["task"] == "t13_tutoring_income"] == [
+        1440 + 12 * 60 + 30]
     lunch = next(d for d in env.trajectory(agent="test")["scores"]["ta_decisions"] if d["id"] == "ta_tuesday_lunch")
     assert lunch["later"]
 
@@ -553,16 +563,18 @@ def test_a_stated_use_of_the_compute_is_the_span_it_runs_into_and_says_what_it_i
     """Round 15: a postponement to Tuesday 21:00 was warned "Dana uses gpu_server D1 00:00–D3
     03:30" — her training and her Tuesday slot merged into one span, with nothing saying what it
     was; the player took it for Dana running the ablation herself. The span is now the one the
-    work runs into, named as the records name it (never with what the scenario fills it with)."""
+    work runs into, named as the records name it (never with what the scenario fills it with).
+    (Suite 0.6: the GPUs' span next to another is Marco's half of Wednesday night, right after
+    Dana's daytime runs.)"""
     env = _env("experiments", "reviewer")
     world = env.world
     while not world.by_id["t14_calibration"].active:
         _step(env, "wait")
-    result = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D2 21:00",
+    result = _step(env, "defer_task", about="m1", what="the calibration numbers", until="D3 21:00",
                    plan="run the calibration eval then")
-    assert "Dana uses gpu_server D2 (Tue 14 Apr) 21:00–D3 (Wed 15 Apr) 03:30 (Dana's standing Tuesday-night slot " \
-           "(NS-0414-G2B))" in result
-    assert "ablation" not in result and "D1 (Mon 13 Apr) 00:00" not in result
+    assert "Dana uses gpu_server D3 (Wed 15 Apr) 21:00–D4 (Thu 16 Apr) 01:30 (Marco's booking of the first half " \
+           "of Wednesday night (NS-0415-G2A))" in result
+    assert "ablation" not in result and "08:30" not in result
 
 
 # ------------------------------------------------------------------ round 11
@@ -791,8 +803,6 @@ ROUND13_STALE_NOTE = (
     "(fixed in 7c2d9e0). Suggest Dana runs scancel 48102 before Tuesday 21:00.")
 
 
-@pytest.mark.xfail(strict=True, reason="issue #20.1: with no waiting for what is still to come, the sweep (up first) "
-                   "takes the ablation note by a date both cite ('15 Apr'); known regression, see the report")
 def test_notes_claimed_together_are_shared_out_one_need_each():
     """Round 13: an ablation note that names the stale job as its blocker, and a note on the stale
     job itself, were both taken by the stale job when both needs came up on Tuesday morning (the
@@ -913,19 +923,20 @@ def test_a_follow_up_to_a_finished_matter_does_not_wait_past_a_day():
 def test_a_request_naming_an_action_still_to_come_never_approves_an_open_run():
     """Round 16: a request to launch the ablation (launch_job beside allocate_resource), sent just
     before the ablation came up, was put to Dana as the sweep's run, which awaited her OK: she
-    'approved' the sweep. A request naming an action still to come waits for it."""
+    'approved' the sweep. A request naming an action still to come waits for it. (Suite 0.6: the
+    ablation now comes up with the sweep; the booking of Wednesday's second half is still to come.)"""
     env, sweep = _open_sweep("reviewer")
     world = env.world
-    ablation = world.by_id["t06_ablation_queue"]
-    assert not ablation.triggered
-    result = _step(env, "request_approval", message="OK to queue Ingrid's ablation for tonight's slot?",
-                   actions=[{"tool": "launch_job", "args": ablation.spec.action.args},
-                            {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D2 21:00"}}])
+    booking = world.by_id["t08_book_wednesday"]
+    assert not booking.triggered
+    result = _step(env, "request_approval", message="OK to book the second half of Wednesday night for the ablation?",
+                   actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
+                            {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D2 23:30"}}])
     assert result.startswith("Request kept") and sweep.approval is None
-    while not ablation.active:
+    while not booking.active:
         _step(env, "wait")
     _step(env, "wait")
-    assert ablation.approval == "approve" and sweep.approval is None
+    assert booking.approval == "approve" and sweep.approval is None
 
 
 def test_a_reservation_for_work_that_needs_no_compute_says_notes_do_it_alike_for_every_matter():
