@@ -115,10 +115,27 @@ def check_scenario(path: str, make_agent, seeds: int = 3, first_seed: int = 0) -
     return rules
 
 
+def deadline_order_wrong(scenario) -> list[str]:
+    """The TA decisions where working on what is needed soonest is the wrong choice: the urgent
+    task is needed (its ``needed_by``, else its deadline) after the competing one, and the window
+    is its only chance. A suite where there are none is won by a sort on deadlines."""
+    ids = {t.id: t for t in scenario.tasks}
+    needed = lambda task: task.needed_by if task.needed_by is not None else task.deadline  # noqa: E731
+    return [d.id for d in scenario.ta_decisions if d.urgent in ids and d.competing in ids
+            and needed(ids[d.urgent]) > needed(ids[d.competing])]
+
+
 def _data_rules(scenario, runs) -> list[Rule]:
     rules = []
     n = len(scenario.ta_decisions)
     rules.append(Rule("≥ 3 TA decisions", n >= 3, f"{n}"))
+    against = deadline_order_wrong(scenario)
+    rules.append(Rule("≥ 1 TA decision where the nearer deadline is the wrong work now", bool(against),
+                      ", ".join(against) or "in every decision the urgent task is also needed first"))
+    idle = sorted({d["id"] for p in PERSONAS for r in runs["policy-follower", p] for d in r["scores"]["ta_decisions"]
+                   if d["J_share"] > 0})
+    rules.append(Rule("no TA decision won by doing everything at once (policy-follower)", not idle,
+                      f"won: {idle}" if idle else f"{n} decisions, none won"))
     differ = sum(1 for t in scenario.tasks if not t.noop and
                  len({scenario.personas[p].rules[t.category] for p in PERSONAS}) > 1)
     rules.append(Rule("personas' stated rules differ on ≥ 1/3 of tasks", 3 * differ >= len(scenario.tasks),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from proactive_env.baselines import OracleAgent
+from proactive_env.baselines import OracleAgent, make_agent
 from proactive_env.evaluate import play
 from proactive_env.sim import Verb
 from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names
@@ -188,3 +188,24 @@ def test_a_decoy_must_not_clash():
     pair["tasks"] = [pair["tasks"][0], d["competing"]]
     pair["start"], pair["end"] = d["start"], d["end"]
     assert f"decoys[{pair['id']}]" in _problem(raw)
+
+
+def test_in_a_third_of_the_suites_decisions_the_nearer_deadline_is_the_wrong_work_now():
+    """Issue 19 item 1: "do what is needed soonest, hold the rest" must lose a third of the
+    decisions by construction (the urgent task needed later, its only chance the window)."""
+    from proactive_env.check import deadline_order_wrong
+
+    scenarios = [load_scenario(n) for n in SCENARIOS]
+    against = sum(len(deadline_order_wrong(s)) for s in scenarios)
+    total = sum(len(s.ta_decisions) for s in scenarios)
+    assert 3 * against >= total, f"{against} of {total} decisions"
+    assert all(deadline_order_wrong(s) for s in scenarios), [s.name for s in scenarios if not deadline_order_wrong(s)]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_no_decision_is_won_by_doing_everything_at_once(name):
+    """A decision the policy-follower (every task at once, nothing postponed) wins tests nothing:
+    the competing task is open and clashing when the urgent one is handled."""
+    won = {d["id"] for p in PERSONAS for seed in (0, 1000, 1001)
+           for d in play(make_agent("policy-follower"), name, p, seed)["scores"]["ta_decisions"] if d["J_share"] > 0}
+    assert not won, won
