@@ -17,11 +17,10 @@ STRUCTURED_SEEDS, TEXT_SEEDS = (1000, 1001, 1002), (1000,)
 FOLLOWER = {"structured": "policy-follower", "text": "text-policy-follower"}
 FAMILIES = [(n, "structured") for n in STRUCTURED_NAMES] + [(n, "text") for n in TEXT_NAMES]
 
-# Measured on this branch (suite 0.5.0, test split); the scenarios whose decisions are not yet
-# re-authored so that the nearer deadline is sometimes wrong keep the issue's bounds out of reach
-# for the urgency-ranking families (see docs/suite-changelog.md). These lock in what the clash
-# rules won and fail loudly once the bounds are met.
-HELD_TA, HELD_GAIN = 0.50, 0.18  # measured: at most 0.475 and +0.175 (hold-while-more-urgent-0.3+allocate-when-busy)
+# The issue's bounds: TA ≤ 25 % and J ≤ the policy-follower's + 0.05 for every family. The TA bound
+# holds; the J bound is held at what the suite reaches today (see docs/suite-changelog.md), with
+# the issue's own bound a strict xfail until the remaining decisions are re-authored.
+BOUND_TA, BOUND_GAIN, HELD_GAIN = 0.25, 0.05, 0.08
 
 
 def suite(agent: str, face: str, metric: str) -> float:
@@ -36,17 +35,18 @@ def test_no_timing_family_reaches_j_0_8(agent, face):
 
 
 @pytest.mark.parametrize("agent, face", FAMILIES)
-def test_timing_families_stay_within_what_the_clash_rules_hold(agent, face):
-    assert suite(agent, face, "TA") <= HELD_TA
+def test_timing_families_stay_within_the_ta_bound_and_the_held_j_gain(agent, face):
+    assert suite(agent, face, "TA") <= BOUND_TA
     assert suite(agent, face, "J") <= suite(FOLLOWER[face], face, "J") + HELD_GAIN
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19's bound needs the remaining scenarios' TA decisions re-authored "
-                                       "(the nearer deadline wrong in a third of them)")
+@pytest.mark.xfail(strict=True, reason="issue 19's J bound: hold-while-more-urgent-0.3 and the allocate families "
+                                       "still gain 0.06-0.07 J over the follower (the decisions they win are listed in "
+                                       "docs/suite-changelog.md)")
 def test_every_timing_family_within_issue_19_bounds():
     over = {agent: (round(suite(agent, face, "TA"), 3), round(suite(agent, face, "J") - suite(FOLLOWER[face], face, "J"), 3))
             for agent, face in FAMILIES}
-    assert all(ta <= 0.25 and gain <= 0.05 for ta, gain in over.values()), over
+    assert all(ta <= BOUND_TA and gain <= BOUND_GAIN for ta, gain in over.values()), over
 
 
 def test_the_oracles_pass_every_decision_and_no_decoy_on_the_test_split():

@@ -80,13 +80,7 @@ def tree_ta() -> float:
     return sum(scores) / len(scores)
 
 
-def test_a_depth_3_tree_stays_within_what_the_clash_rules_hold():
-    """Measured 0.419 on suite 0.5.0: the tree rediscovers hold-while-more-urgent (an untouched
-    task held while another open one is more urgent by 0.38)."""
-    assert tree_ta() <= 0.45
-
-
-@pytest.mark.xfail(strict=True, reason="needs the TA decisions re-authored so that the nearer deadline is the wrong "
-                                       "choice in a third of them (issue 19, item 1)")
 def test_a_depth_3_tree_on_the_oracles_timing_scores_ta_at_most_40_percent_on_the_test_split():
+    """Measured 0.419 on suite 0.5.0 (every urgent task also needed first: the tree rediscovered
+    hold-while-more-urgent); see the suite changelog for the figure on the current suite."""
     assert tree_ta() <= 0.40
