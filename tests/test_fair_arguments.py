@@ -56,3 +56,28 @@ def test_the_validator_reports_a_reference_key_the_tool_does_not_declare():
     index = next(i for i, t in enumerate(tasks) if t.id == "t02_registration")
     problems = semantic_errors(s.model_copy(update={"tasks": tasks}))
     assert any(p == f"tasks[{index}].action.args.details.hidden_field" for p, _ in problems), problems
+
+
+def test_every_value_an_action_demands_is_on_record_before_its_deadline():
+    """Issue #20.3: no hidden reference value. The validator (``_reference_values_on_record``)
+    checks every shipped scenario as it loads; here, that it catches one: a registration fee of 0
+    that nothing says is free, then the same once a record says "no fee"."""
+    import copy
+
+    import yaml
+
+    from proactive_env.spec import ScenarioError, parse_scenario
+    from proactive_env.spec.loader import scenario_dir
+
+    data = yaml.safe_load((scenario_dir() / "conference_trip.yaml").read_text())
+    policy = next(r for r in data["records"] if r["id"] == "travel_policy")
+    hidden = copy.deepcopy(data)
+    next(r for r in hidden["records"] if r["id"] == "travel_policy")["text"] = policy["text"].replace(" (no fee)", "")
+    with pytest.raises(ScenarioError, match=r"t04_travel_registration\].action.args.amount_usd.*says 0"):
+        parse_scenario(hidden)
+    priced = copy.deepcopy(data)
+    task = next(t for t in priced["tasks"] if t["id"] == "t06_hotel_hold")
+    task["action"]["args"]["rate_usd"] = 231  # a rate no record quotes
+    with pytest.raises(ScenarioError, match=r"rate_usd.*says 231"):
+        parse_scenario(priced)
+    parse_scenario(data)

@@ -23,7 +23,8 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
-              _drawn_rules_stated, _distractors_alone, _declared_arguments, _conditions_on_tasks)
+              _drawn_rules_stated, _distractors_alone, _declared_arguments, _reference_values_on_record,
+              _conditions_on_tasks)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -496,6 +497,58 @@ def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
                 yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
             else:
                 yield from _declared(f"{path}.{key}", value, params[key].properties)
+
+
+def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
+    """Every value the scorer demands of an action (its required arguments and every key inside
+    them, not free text; an optional argument is compared only if given, so leaving it out is
+    always right) is said, on meaning, by something the agent can see before the task's deadline:
+    a record or version that has appeared by then, an event by then, or the task's own request."""
+    from .meaning import mentions  # (spec's own matcher; imported here to keep loading light)
+
+    tools = {t.name: t for t in s.tools}
+    for i, task in enumerate(s.tasks):
+        if task.action is None or task.action.tool not in tools:
+            continue
+        params = tools[task.action.tool].params
+        said = _on_record_by(s, task.deadline) + "\n" + task.description
+        for key, value in task.action.args.items():
+            if key in task.action.free_text or key not in params or not params[key].required:
+                continue
+            for where, leaf in _leaves(f"tasks[{i}].action.args.{key}", value):
+                if not isinstance(leaf, bool) and not _said(said, leaf, mentions):
+                    yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
+                                  f"no record, event or the request says {leaf!r}")
+
+
+ZERO_WORDS = ("free of charge", "no charge", "no extra cost", "at no cost", "no fee", "costs nothing")
+
+
+def _said(text: str, value, mentions) -> bool:
+    """Does ``text`` say ``value``? A zero amount is said by "free of charge", "no fee" and the like."""
+    zero = isinstance(value, (int, float)) and value == 0
+    return mentions(text, str(value)) or (zero and any(mentions(text, w) for w in ZERO_WORDS))
+
+
+def _on_record_by(s: Scenario, minute: int) -> str:
+    """All the text of the records, versions and events that can have appeared by ``minute``."""
+    parts = [e.text for e in s.events if e.at <= minute]
+    for r in s.records:
+        if r.appears is None or r.appears <= minute:
+            parts += [r.title, r.text, *map(str, r.fields.values())]
+        parts += [x for v in r.versions if v.at <= minute for x in (v.text, *map(str, v.fields.values()))]
+    return "\n".join(parts)
+
+
+def _leaves(path: str, value) -> Iterator[tuple[str, object]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(f"{path}.{k}", v)
+    elif isinstance(value, list):
+        for j, v in enumerate(value):
+            yield from _leaves(f"{path}[{j}]", v)
+    else:
+        yield path, value
 
 
 # ------------------------------------------------------------------ a world that remembers (issue #20.5)
