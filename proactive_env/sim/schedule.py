@@ -102,7 +102,10 @@ class Schedule:
         ``free(start, start + duration)`` holds, finishing by ``deadline``."""
         t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
-            if self.available(t) and free(t, t + duration):
+            if not self.available(t):  # the grid points up to the end of this unavailable span are too
+                t = -(-self.next_available(t) // SEARCH_STEP) * SEARCH_STEP
+                continue
+            if free(t, t + duration):
                 return t
             t += SEARCH_STEP
         return None

@@ -126,6 +126,8 @@ class World:
             update=persona.replies.model_dump(exclude_unset=True) if persona.replies else {})
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
+        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up)
+        self._forwardable = [t for t in self.tasks if t.spec.trigger.earliest is not None]
         self.tools = {t.name: t for t in s.tools}
         self.store = RecordStore(s.records)
         self.pools = self.pools if self.pools is not None else {}
@@ -347,9 +349,9 @@ class World:
 
     def _bring_forward(self) -> None:
         """An agent-triggered task whose window [earliest, at) the agent's own follow-up falls in."""
-        for task in self.tasks:
+        for task in self._forwardable:
             trig = task.spec.trigger
-            if not task.triggered and trig.earliest is not None and trig.earliest <= self.now < trig.at:
+            if not task.triggered and trig.earliest <= self.now < trig.at:
                 self.trigger_task(task)
 
     def wake_at(self, minute: int, note: str) -> None:
