@@ -43,6 +43,7 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -153,9 +154,6 @@ class RunScorer:
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
-        # every version of every record, as a set: copying is measured against what a look-up
-        # shows at any time, and keyed on the set, not the order the variant put the records in
-        self.records_text = frozenset(v for r in scenario.records for v in _source_texts(r))
         self.needless_reads: set[str] = set()
         self.brought: set[str] = set()  # records a message or notification the agent was shown brought
         self._reveals = {ev.id: set(ev.reveals) for ev in scenario.events}
@@ -165,6 +163,13 @@ class RunScorer:
         self.composed = True  # the structured face: the agent's work is composed from what it read
         self._seen = 0
         self._fix_denominators(dict(scenario.personas[persona].rules))
+
+    @functools.cached_property
+    def records_text(self) -> frozenset[str]:
+        """Every version of every record, as a set: copying is measured against what a look-up
+        shows at any time, and keyed on the set, not the order the variant put the records in.
+        (Built when first asked: a structured run that writes nothing never needs it.)"""
+        return frozenset(v for r in self.scenario.records for v in _source_texts(r))
 
     # ------------------------------------------------------------------ reading the log
     def feed(self, log: list[dict]) -> bool:
@@ -177,7 +182,7 @@ class RunScorer:
 
     def _entry(self, e: dict) -> bool:
         kind, t = e["type"], e["t"]
-        closed = self._close_windows(t) if kind != "run_end" else False
+        closed = t >= self._next_window_end and kind != "run_end" and self._close_windows(t)
         if kind in _UNREAD:  # (most of the log: only the clock matters of them)
             return closed
         task = self.tasks.get(e.get("task")) if e.get("task") is not None else None

@@ -43,6 +43,8 @@ class Verb(IntEnum):
 
 
 _NOTHING_VALID = (False,) * len(Verb)
+_VERB_NAMES = {verb: verb.name.lower() for verb in Verb}  # as the log names them
+_DEPTH_NAMES = {depth: depth.name.lower() for depth in Depth}
 
 
 @dataclass(slots=True)
@@ -121,13 +123,9 @@ class World:
         self.schedule = Schedule.of(s)
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
-        # a persona's wording overrides the scenario's, key by key
-        self.replies: Replies = s.replies.model_copy(
-            update=persona.replies.model_dump(exclude_unset=True) if persona.replies else {})
+        self.replies: Replies = _replies(s.replies, persona.replies)
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
-        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up)
-        self._forwardable = [t for t in self.tasks if t.spec.trigger.earliest is not None]
         self.tools = {t.name: t for t in s.tools}
         self.store = RecordStore(s.records)
         self.pools = self.pools if self.pools is not None else {}
@@ -140,6 +138,8 @@ class World:
         self._pending_request: dict[int, tuple[str, ...]] = {}
         self._wake_notes: list[str] = []
         self._pending_units: dict[int, int] = {}
+        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up)
+        self._forwardable = [t for t in self.tasks if t.spec.trigger.earliest is not None]
         self._schedule_records_and_events()
         for task in self.tasks:
             if task.spec.trigger.type != "event":
@@ -435,7 +435,7 @@ class World:
     def _intervene(self, task: TaskState, depth: Depth) -> bool:
         """The user sees an intervention and reacts to it; returns whether it was aligned."""
         aligned, over = self.policy.aligned(task.spec, depth)
-        self._react(task, aligned=aligned, over=over, cause=depth.name.lower())
+        self._react(task, aligned=aligned, over=over, cause=_DEPTH_NAMES[depth])
         return aligned
 
     def request_decision(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision | None:
@@ -577,7 +577,7 @@ class World:
         if not self.valid_verbs(task)[verb]:
             return False
         self.dirty.add(index)
-        self._record("action", verb=verb.name.lower(), task=task.spec.id)
+        self._record("action", verb=_VERB_NAMES[verb], task=task.spec.id)
         if verb is Verb.START:
             self.read_evidence(task)
             self.start(task)
@@ -767,6 +767,23 @@ def headline(text: str, limit: int = 100) -> str:
     if len(flat) <= limit:
         return flat
     return flat[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+_REPLIES: dict[tuple[int, int], tuple] = {}
+
+
+def _replies(scenario: Replies, persona: Replies | None) -> Replies:
+    """The user's wording: a persona's overrides the scenario's, key by key. Built once per pair
+    (a seed's variant shares both with the file; neither is changed after loading)."""
+    key = (id(scenario), id(persona))
+    hit = _REPLIES.get(key)
+    if hit is not None and hit[0] is scenario and hit[1] is persona:
+        return hit[2]
+    if len(_REPLIES) >= 256:
+        _REPLIES.clear()
+    replies = scenario.model_copy(update=persona.model_dump(exclude_unset=True) if persona else {})
+    _REPLIES[key] = (scenario, persona, replies)  # (held: their ids stay theirs)
+    return replies
 
 
 @functools.lru_cache(maxsize=1 << 12)
