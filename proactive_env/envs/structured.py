@@ -239,6 +239,7 @@ class ProactivityEnv(gym.Env):
         self._static_rows(s)
         self._first_weekday = s.start_date.weekday()
         self._resource_ids = [r.id for r in s.resources]
+        self._jobs_seen = [0] * len(s.resources)
         for i, r in enumerate(s.resources):
             self._resources[i, 0] = 1.0
             self._resources[i, 4] = min(1.0, r.capacity / 8)
@@ -376,6 +377,7 @@ class ProactivityEnv(gym.Env):
         world.dirty.clear()
         if moved:
             self._clock_update()
+        self._jobs_update(moved)
         self._feedback_update(moved)
         self._clock[7] = self._here / MAX_ACTIONS_PER_POINT
 
@@ -388,10 +390,9 @@ class ProactivityEnv(gym.Env):
         self._clock[8] = world.grace
         busy = []
         for i, rid in enumerate(self._resource_ids):
-            use, pool = schedule.resource_busy[rid], world.pools[rid]
+            use = schedule.resource_busy[rid]
             busy.append(use.contains(now))
-            self._resources[i, 1:4] = (busy[i], use.overlaps(now, now + 120),
-                                       min(1.0, pool.running(now, world.owner) / pool.capacity))
+            self._resources[i, 1:3] = (busy[i], use.overlaps(now, now + 120))
         tasks, due = self._tasks, self._due
         for index in world.came_up:  # the open tasks: how soon the user needs each
             if not world.tasks[index].closed:
@@ -400,6 +401,16 @@ class ProactivityEnv(gym.Env):
         for index, res in self._resource_tasks:
             tasks[index, _BUSY] = busy[res]
         self._time = world.clock_text()
+
+    def _jobs_update(self, moved: bool) -> None:
+        """The agent's running jobs per resource: they change with the clock and with every job
+        reserved (by this agent's work launched now, or another assistant's on a shared pool)."""
+        world = self.world
+        for i, rid in enumerate(self._resource_ids):
+            pool = world.pools[rid]
+            if moved or len(pool.reservations) != self._jobs_seen[i]:  # (a pool's jobs only add up)
+                self._jobs_seen[i] = len(pool.reservations)
+                self._resources[i, 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
 
     def _feedback_update(self, moved: bool) -> None:
         world = self.world
