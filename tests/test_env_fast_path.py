@@ -13,9 +13,11 @@ the rewards must sum to J, and re-scoring the log must give the live scores.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import json
 import math
+import pickle
 import textwrap
 
 import numpy as np
@@ -121,3 +123,21 @@ def test_observation_parts_tile_one_buffer():
     assert [(p.start, p.stop) for p in ends] == list(zip([0] + [p.stop for p in ends[:-1]], [p.stop for p in ends]))
     for key, space in env.observation_space.spaces.items():
         assert obs[key].shape == space.shape and obs[key].dtype == space.dtype, key
+
+
+@pytest.mark.parametrize("clone", [lambda env: pickle.loads(pickle.dumps(env)),
+                                   copy.deepcopy], ids=["pickle", "deepcopy"])
+def test_a_cloned_env_steps_as_the_original(clone):
+    """A clone's observation parts are views of its own buffer again: it steps as the original."""
+    env = ProactivityEnv("monitor")
+    obs, info = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        obs, *_, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    twin = clone(env)
+    for _ in range(30):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        a, b = env.step(action), twin.step(action)
+        assert all(np.array_equal(a[0][k], b[0][k]) for k in a[0]) and a[1:4] == b[1:4]
+        info = a[4]
+        assert twin._tasks.base is twin._buffer or twin._tasks.base.base is twin._buffer

@@ -231,11 +231,8 @@ class ProactivityEnv(gym.Env):
         self._decisions_seen = 0
         self._feedback_seen = 0
         self._summary = self.scorer.summary()
-        self._buffer = buffer = np.zeros(_ENDS[-1], np.float32)
-        self._clock, self._feedback = buffer[_CLOCK], buffer[_FEEDBACK]
-        self._tasks = buffer[_TASKS].reshape(MAX_TASKS, len(TASK_FEATURES))
-        self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
-        self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
+        self._buffer = np.zeros(_ENDS[-1], np.float32)
+        self._bind_parts()
         self._static_rows(s)
         self._first_weekday = s.start_date.weekday()
         self._resource_ids = [r.id for r in s.resources]
@@ -255,6 +252,20 @@ class ProactivityEnv(gym.Env):
         self.world.dirty.update(range(len(s.tasks)))
         obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
         return obs, info
+
+    def _bind_parts(self) -> None:
+        """The observation's parts as views of the one buffer (again after unpickling or a deep
+        copy, which would otherwise leave them copies of their own)."""
+        buffer = self._buffer
+        self._clock, self._feedback = buffer[_CLOCK], buffer[_FEEDBACK]
+        self._tasks = buffer[_TASKS].reshape(MAX_TASKS, len(TASK_FEATURES))
+        self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
+        self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_buffer" in state:
+            self._bind_parts()
 
     def step(self, action):
         if self.world is None:
