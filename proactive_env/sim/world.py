@@ -138,8 +138,14 @@ class World:
         self._pending_request: dict[int, tuple[str, ...]] = {}
         self._wake_notes: list[str] = []
         self._pending_units: dict[int, int] = {}
-        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up)
+        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up), the
+        # tasks each event triggers and the user's requests, by trigger (asked at every event)
         self._forwardable = [t for t in self.tasks if t.spec.trigger.earliest is not None]
+        self._event_tasks: dict[str, list[int]] = {}
+        for t in self.tasks:
+            if t.spec.trigger.type == "event":
+                self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
+        self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
         self._schedule_records_and_events()
         for task in self.tasks:
             if task.spec.trigger.type != "event":
@@ -296,10 +302,10 @@ class World:
     def _tasks_raised_by(self, ev) -> list[int]:
         """The tasks an event raises: those it triggers, and the user's requests it voices (a
         ``user`` trigger at the minute the user speaks)."""
-        voiced = ev.kind in ("user_message", "feedback")
-        return [t.index for t in self.tasks
-                if (t.spec.trigger.type == "event" and t.spec.trigger.event == ev.id)
-                or (voiced and t.spec.trigger.type == "user" and t.trigger == self.now)]
+        raised = self._event_tasks.get(ev.id, [])
+        if ev.kind not in ("user_message", "feedback"):
+            return list(raised)
+        return sorted([*raised, *(t.index for t in self._user_tasks if t.trigger == self.now)])
 
     def raise_matter(self, title: str, tasks: list[int], own: bool = False, records: tuple[str, ...] = ()) -> Matter:
         matter = Matter(f"m{len(self.matters) + 1}", title, self.now, list(tasks), own, records)
