@@ -29,7 +29,8 @@ from proactive_env.envs.structured import ProactivityEnv
 from proactive_env.scoring import judge, metrics
 from proactive_env.scoring.metrics import RunScorer, score_log
 from proactive_env.sim import world as world_module
-from proactive_env.spec import PERSONAS, shipped_names, variant
+from proactive_env.sim.schedule import SEARCH_STEP, Schedule
+from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 
 CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
 PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("policy-follower", 1000, False)]
@@ -141,3 +142,47 @@ def test_a_cloned_env_steps_as_the_original(clone):
         assert all(np.array_equal(a[0][k], b[0][k]) for k in a[0]) and a[1:4] == b[1:4]
         info = a[4]
         assert twin._tasks.base is twin._buffer or twin._tasks.base.base is twin._buffer
+
+
+def _scan_opportunity(schedule, after, free, duration, deadline):
+    """The slow path of ``Schedule.next_opportunity``: every point of the search grid in turn."""
+    t = -(-after // SEARCH_STEP) * SEARCH_STEP
+    while t + duration < deadline:
+        if schedule.available(t) and free(t, t + duration):
+            return t
+        t += SEARCH_STEP
+    return None
+
+
+def _scan_free_window(schedule, after, free, duration, deadline, idle_fallback):
+    """The slow path of ``Schedule.next_free_window``: every point of the search grid in turn."""
+    fallback, t = None, -(-after // SEARCH_STEP) * SEARCH_STEP
+    while t + duration < deadline:
+        if free(t, t + duration):
+            if schedule.sleep.contains(t) and schedule.sleep.contains(t + duration - 1):
+                return t, True
+            if fallback is None and idle_fallback:
+                fallback = t
+        t += SEARCH_STEP
+    return (fallback, False) if fallback is not None else None
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario):
+    """``next_opportunity`` jumps over the user's unavailable spans and ``next_free_window`` over
+    the hours outside their sleep once only a sleep start can win: both find what a scan of
+    every grid point finds, for every resource of every scenario (and none)."""
+    s = load_scenario(scenario)
+    schedule = Schedule.of(s)
+    rng = np.random.default_rng(0)
+    for resource in [None, *(r.id for r in s.resources)]:
+        free = (lambda a, b: True) if resource is None else (lambda a, b: schedule.resource_free(resource, a, b))
+        for _ in range(150):
+            after = int(rng.integers(0, s.end_minute))
+            duration = int(rng.choice([15, 45, 120, 300, 600, 1500]))
+            deadline = after + int(rng.integers(0, 4 * 1440))
+            assert schedule.next_opportunity(after, free, duration, deadline) == \
+                _scan_opportunity(schedule, after, free, duration, deadline)
+            for idle in (False, True):
+                assert schedule.next_free_window(after, free, duration, deadline, idle) == \
+                    _scan_free_window(schedule, after, free, duration, deadline, idle)
