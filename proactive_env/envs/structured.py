@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import gymnasium as gym
@@ -57,6 +58,10 @@ _PARTS = {"clock": len(CLOCK_FEATURES), "tasks": MAX_TASKS * len(TASK_FEATURES),
           "feedback": len(FEEDBACK_KINDS) + MAX_CATEGORIES + 1}
 _ENDS = np.cumsum(list(_PARTS.values())).tolist()
 _CLOCK, _TASKS, _RESOURCES, _RULES, _FEEDBACK = (slice(end - n, end) for end, n in zip(_ENDS, _PARTS.values()))
+# A task's state columns are written in one call, straight into the buffer (float32, native order:
+# the same rounding as a numpy assignment): the byte offset of each slot's first state column.
+_STATE_ROW = struct.Struct(f"={len(STATE_FEATURES)}f")
+_STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for slot in range(MAX_TASKS)]
 
 
 class ProactivityEnv(gym.Env):
@@ -452,8 +457,8 @@ class ProactivityEnv(gym.Env):
         read = len(evidence & t.read) / len(evidence) if evidence else 1.0
         assessed = t.started and read == 1.0
         approval = t.approval
-        self._tasks[t.index, _STATE] = (
-            t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
+        _STATE_ROW.pack_into(
+            self._buffer, _STATE_AT[t.index], t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
             t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
             approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop,
             world.needs_run_ok(t))
