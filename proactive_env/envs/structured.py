@@ -124,6 +124,10 @@ class ProactivityEnv(gym.Env):
       (one-hot), and how recent it is;
     * ``action_mask`` (115,) int8.
 
+    Each step returns arrays of its own: the float parts are views of one copy of the env's
+    observation buffer, which is updated in place for only what changed (rows of tasks that
+    changed, the clock's columns when it moves).
+
     ## Rewards
 
     J = λ_TC·TC/100 + λ_TA·TA + λ_TR·(TR-D + (TR-J − 1)/4)/2 is a sum of shares over fixed
