@@ -37,8 +37,8 @@ PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("p
 
 
 def _play(scenario: str, persona: str, agent: str, seed: int, shaping: bool) -> list:
-    """Every step's observation (bytes), reward, end flags and info (JSON), then the final scores
-    and the log's re-scoring."""
+    """Every step's observation (bytes) and info (JSON), reward and end flags; on the way, the
+    return is J, no step's arrays changed later, and re-scoring the log gives the live scores."""
     env = ProactivityEnv(scenario, persona=persona, reward_shaping=shaping)
     obs, info = env.reset(seed=seed)
     player = make_agent(agent)
@@ -53,8 +53,8 @@ def _play(scenario: str, persona: str, agent: str, seed: int, shaping: bool) -> 
         done = terminated or truncated
     assert not truncated
     assert total == pytest.approx(info["scores"]["J"], abs=1e-9)
-    for returned, copy in seen:  # no step's arrays are the env's own (a later step changed none)
-        assert all(np.array_equal(returned[k], copy[k]) for k in copy)
+    for returned, kept in seen:  # no step's arrays are the env's own (a later step changed none)
+        assert all(np.array_equal(returned[k], kept[k]) for k in kept)
     rescored = score_log(env.scenario, env.persona, env.world.log, env.weights)
     assert json.dumps(rescored, sort_keys=True) == json.dumps(info["scores"], sort_keys=True)
     return trace

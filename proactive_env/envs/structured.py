@@ -374,6 +374,7 @@ class ProactivityEnv(gym.Env):
         self._due = [t.needed_by or t.deadline for t in s.tasks]
 
     def _static_row(self, t) -> np.ndarray:
+        """A task's static columns (cached per task object: the variants of the file share it)."""
         hit = self._prepared.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
@@ -462,7 +463,8 @@ class ProactivityEnv(gym.Env):
         assessed = t.started and read == 1.0
         approval = t.approval
         _STATE_ROW.pack_into(
-            self._buffer, _STATE_AT[t.index], t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
+            self._buffer, _STATE_AT[t.index],
+            t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
             t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
             approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop,
             world.needs_run_ok(t))

@@ -731,7 +731,7 @@ class RunScorer:
 
 
 # Log entries the scorer reads only for their time (the branches of ``RunScorer._entry`` name
-# none of them; tests/test_env_fast.py checks): skipped before the branches.
+# none of them; tests/test_env_fast_path.py checks): skipped before the branches.
 _UNREAD = frozenset({"action", "followup", "allocate_failed", "request_lapsed", "event_moot", "matter"})
 _COUNTED: dict[tuple, tuple] = {}  # key -> (the objects keyed by id, held; the counted task ids)
 _JUDGED: dict[tuple, tuple] = {}  # (id(task), work, rubric versions) -> (task, diagnostics, constraints)

@@ -21,7 +21,7 @@ class Q(IntEnum):
     END = 9
 
 
-_KINDS = tuple(Q)  # Q by value, without the enum's call (the queue is the simulator's inner loop)
+_KINDS = {int(q): q for q in Q}  # Q by value, without the enum's call (the simulator's inner loop)
 
 
 class EventQueue:
