@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import gymnasium as gym
@@ -50,6 +51,17 @@ _T = {name: i for i, name in enumerate(TASK_FEATURES)}
 _STATE = slice(_T[STATE_FEATURES[0]], _T[STATE_FEATURES[-1]] + 1)
 _URGENCY, _BUSY = _T["urgency"], _T["resource_busy_now"]
 _VERBS = tuple(Verb)
+# The observation's float parts lie in one buffer, in this order, so that a step copies it once:
+# the arrays a step returns are views of that copy, never of the env's own state.
+_PARTS = {"clock": len(CLOCK_FEATURES), "tasks": MAX_TASKS * len(TASK_FEATURES),
+          "resources": MAX_RESOURCES * len(RESOURCE_FEATURES), "rules": MAX_CATEGORIES * len(RULE_FEATURES),
+          "feedback": len(FEEDBACK_KINDS) + MAX_CATEGORIES + 1}
+_ENDS = np.cumsum(list(_PARTS.values())).tolist()
+_CLOCK, _TASKS, _RESOURCES, _RULES, _FEEDBACK = (slice(end - n, end) for end, n in zip(_ENDS, _PARTS.values()))
+# A task's state columns are written in one call, straight into the buffer (float32, native order:
+# the same rounding as a numpy assignment): the byte offset of each slot's first state column.
+_STATE_ROW = struct.Struct(f"={len(STATE_FEATURES)}f")
+_STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for slot in range(MAX_TASKS)]
 
 
 class ProactivityEnv(gym.Env):
@@ -111,6 +123,10 @@ class ProactivityEnv(gym.Env):
     * ``feedback`` (16,): the user's latest feedback event: kind (one-hot), its category
       (one-hot), and how recent it is;
     * ``action_mask`` (115,) int8.
+
+    Each step returns arrays of its own: the float parts are views of one copy of the env's
+    observation buffer, which is updated in place for only what changed (rows of tasks that
+    changed, the clock's columns when it moves).
 
     ## Rewards
 
@@ -192,6 +208,7 @@ class ProactivityEnv(gym.Env):
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
         self._categories = list(self.base.categories)
+        self._prepared: dict[int, tuple] = {}  # id(task) -> (task, its static columns): the base's tasks
         self.world: World | None = None
         # Set by the multi-assistant env: worlds that share one clock and pools of compute.
         self.pools: dict[str, SharedPool] | None = None
@@ -223,20 +240,19 @@ class ProactivityEnv(gym.Env):
         self._decisions_seen = 0
         self._feedback_seen = 0
         self._summary = self.scorer.summary()
+        self._buffer = np.zeros(_ENDS[-1], np.float32)
+        self._bind_parts()
         self._static_rows(s)
-        self._clock = np.zeros(len(CLOCK_FEATURES), np.float32)
         self._first_weekday = s.start_date.weekday()
         self._resource_ids = [r.id for r in s.resources]
-        self._resources = np.zeros((MAX_RESOURCES, len(RESOURCE_FEATURES)), np.float32)
+        self._jobs_seen = [0] * len(s.resources)
         for i, r in enumerate(s.resources):
             self._resources[i, 0] = 1.0
             self._resources[i, 4] = min(1.0, r.capacity / 8)
-        self._rules = np.zeros((MAX_CATEGORIES, len(RULE_FEATURES)), np.float32)
         self._stated = dict(self._variant["rules"])
         for c, category in enumerate(self._categories):
             self._rules[c, 0] = 1.0
             self._rules[c, 1 + RULES.index(self._stated[category])] = 1.0
-        self._feedback = np.zeros(len(FEEDBACK_KINDS) + MAX_CATEGORIES + 1, np.float32)
         self._feedback_at = 0
         self._mask = np.zeros(N_ACTIONS, np.int8)
         self._mask[0] = 1
@@ -245,6 +261,20 @@ class ProactivityEnv(gym.Env):
         self.world.dirty.update(range(len(s.tasks)))
         obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
         return obs, info
+
+    def _bind_parts(self) -> None:
+        """The observation's parts as views of the one buffer (again after unpickling or a deep
+        copy, which would otherwise leave them copies of their own)."""
+        buffer = self._buffer
+        self._clock, self._feedback = buffer[_CLOCK], buffer[_FEEDBACK]
+        self._tasks = buffer[_TASKS].reshape(MAX_TASKS, len(TASK_FEATURES))
+        self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
+        self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_buffer" in state:
+            self._bind_parts()
 
     def step(self, action):
         if self.world is None:
@@ -331,23 +361,34 @@ class ProactivityEnv(gym.Env):
         return reward
 
     def _static_rows(self, s: Scenario) -> None:
-        self._tasks = np.zeros((MAX_TASKS, len(TASK_FEATURES)), np.float32)
-        category = {c: i for i, c in enumerate(self._categories)}
+        """Each slot's static columns, from rows prepared once per task (a seed's variant only
+        reorders or drops the file's tasks)."""
+        rows = [self._static_row(t) for t in s.tasks]
+        if rows:
+            self._tasks[:len(rows), :len(STATIC_FEATURES)] = rows
         self._evidence = [frozenset(t.evidence) for t in s.tasks]
-        self._resource_tasks = []
         resource_index = {r.id: i for i, r in enumerate(s.resources)}
-        for i, t in enumerate(s.tasks):
-            row = self._tasks[i]
-            row[_T["slot_used"]] = 1.0
-            row[_T["latent"]] = t.latent
-            row[_T["trigger_" + t.trigger.type]] = 1.0
-            row[_T["needs_resource"]] = t.work.resource is not None
-            row[_T["has_action"]] = t.action is not None
-            row[_T["conditional"]] = bool(t.requires)
-            row[_T["work_size"]] = min(1.0, t.work.units * t.work.minutes / WORK_SCALE)
-            row[_T["category_0"] + category[t.category]] = 1.0
-            if t.work.resource is not None:
-                self._resource_tasks.append((i, resource_index[t.work.resource]))
+        self._resource_tasks = [(i, resource_index[t.work.resource]) for i, t in enumerate(s.tasks)
+                                if t.work.resource is not None]
+        # when each task is needed (its needed-by time, else its deadline), for its urgency
+        self._due = [t.needed_by or t.deadline for t in s.tasks]
+
+    def _static_row(self, t) -> np.ndarray:
+        """A task's static columns (cached per task object: the variants of the file share it)."""
+        hit = self._prepared.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        row = np.zeros(len(STATIC_FEATURES), np.float32)
+        row[_T["slot_used"]] = 1.0
+        row[_T["latent"]] = t.latent
+        row[_T["trigger_" + t.trigger.type]] = 1.0
+        row[_T["needs_resource"]] = t.work.resource is not None
+        row[_T["has_action"]] = t.action is not None
+        row[_T["conditional"]] = bool(t.requires)
+        row[_T["work_size"]] = min(1.0, t.work.units * t.work.minutes / WORK_SCALE)
+        row[_T["category_0"] + self._categories.index(t.category)] = 1.0
+        self._prepared[id(t)] = (t, row)  # (held: its id stays its own)
+        return row
 
     def _refresh(self, moved: bool) -> None:
         """Bring the observation up to date: rows of tasks that changed, time-dependent columns."""
@@ -357,35 +398,40 @@ class ProactivityEnv(gym.Env):
         world.dirty.clear()
         if moved:
             self._clock_update()
+        self._jobs_update(moved)
         self._feedback_update(moved)
         self._clock[7] = self._here / MAX_ACTIONS_PER_POINT
 
     def _clock_update(self) -> None:
         world, now = self.world, self.world.now
         schedule, s = world.schedule, self.scenario
-        clock = self._clock
-        clock[0] = min(1.0, now / s.end_minute)
-        clock[1] = (now % 1440) / 1440.0
-        clock[2] = min(1.0, (now // 1440) / s.days)
-        clock[3] = ((self._first_weekday + now // 1440) % 7) / 6
-        clock[4] = schedule.available(now)
-        clock[5] = schedule.sleep.contains(now)
-        clock[6] = not clock[4] and not clock[5]
-        clock[8] = world.grace
-        busy = [schedule.resource_busy[rid].contains(now) for rid in self._resource_ids]
+        available, asleep, day = schedule.available(now), schedule.sleep.contains(now), now // 1440
+        self._clock[:7] = (min(1.0, now / s.end_minute), (now % 1440) / 1440.0, min(1.0, day / s.days),
+                           ((self._first_weekday + day) % 7) / 6, available, asleep, not available and not asleep)
+        self._clock[8] = world.grace
+        busy = []
         for i, rid in enumerate(self._resource_ids):
-            self._resources[i, 1] = busy[i]
-            self._resources[i, 2] = schedule.resource_busy[rid].overlaps(now, now + 120)
-            pool = world.pools[rid]
-            self._resources[i, 3] = min(1.0, pool.running(now, world.owner) / pool.capacity)
-        tasks = self._tasks
-        for t in world.tasks:
-            if t.active and not t.closed:  # how soon the user needs it (needed_by, else the deadline)
-                left = ((t.spec.needed_by or t.spec.deadline) - now) / URGENCY_HORIZON
-                tasks[t.index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+            use = schedule.resource_busy[rid]
+            busy.append(use.contains(now))
+            self._resources[i, 1:3] = (busy[i], use.overlaps(now, now + 120))
+        tasks, due = self._tasks, self._due
+        for index in world.came_up:  # the open tasks: how soon the user needs each
+            if not world.tasks[index].closed:
+                left = (due[index] - now) / URGENCY_HORIZON
+                tasks[index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
             tasks[index, _BUSY] = busy[res]
         self._time = world.clock_text()
+
+    def _jobs_update(self, moved: bool) -> None:
+        """The agent's running jobs per resource: they change with the clock and with every job
+        reserved (by this agent's work launched now, or another assistant's on a shared pool)."""
+        world = self.world
+        for i, rid in enumerate(self._resource_ids):
+            pool = world.pools[rid]
+            if moved or len(pool.reservations) != self._jobs_seen[i]:  # (a pool's jobs only add up)
+                self._jobs_seen[i] = len(pool.reservations)
+                self._resources[i, 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
 
     def _feedback_update(self, moved: bool) -> None:
         world = self.world
@@ -416,7 +462,8 @@ class ProactivityEnv(gym.Env):
         read = len(evidence & t.read) / len(evidence) if evidence else 1.0
         assessed = t.started and read == 1.0
         approval = t.approval
-        self._tasks[t.index, _STATE] = (
+        _STATE_ROW.pack_into(
+            self._buffer, _STATE_AT[t.index],
             t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
             t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
             approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop,
@@ -426,9 +473,9 @@ class ProactivityEnv(gym.Env):
         self._mask[1 + t.index::MAX_TASKS] = world.valid_verbs(t)
 
     def _obs(self) -> dict[str, np.ndarray]:
-        return {"clock": self._clock.copy(), "tasks": self._tasks.ravel().copy(),
-                "resources": self._resources.ravel().copy(), "rules": self._rules.ravel().copy(),
-                "feedback": self._feedback.copy(), "action_mask": self._mask.copy()}
+        parts = self._buffer.copy()
+        return {"clock": parts[_CLOCK], "tasks": parts[_TASKS], "resources": parts[_RESOURCES],
+                "rules": parts[_RULES], "feedback": parts[_FEEDBACK], "action_mask": self._mask.copy()}
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
@@ -443,6 +490,8 @@ class ProactivityEnv(gym.Env):
 def _action_int(action) -> int | None:
     """An action index from an int-like value (Python or numpy integer, or a 0-d integer array);
     None for anything else (a float, a string, a bool), which is taken as an invalid action."""
+    if type(action) is int:  # (the common case first)
+        return action
     if isinstance(action, (bool, np.bool_)):
         return None
     if isinstance(action, (int, np.integer)):

@@ -43,6 +43,7 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -147,14 +148,12 @@ class RunScorer:
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
         self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
-        # every version of every record, as a set: copying is measured against what a look-up
-        # shows at any time, and keyed on the set, not the order the variant put the records in
-        self.records_text = frozenset(v for r in scenario.records for v in _source_texts(r))
         self.needless_reads: set[str] = set()
         self.brought: set[str] = set()  # records a message or notification the agent was shown brought
         self._reveals = {ev.id: set(ev.reveals) for ev in scenario.events}
@@ -164,6 +163,13 @@ class RunScorer:
         self.composed = True  # the structured face: the agent's work is composed from what it read
         self._seen = 0
         self._fix_denominators(dict(scenario.personas[persona].rules))
+
+    @functools.cached_property
+    def records_text(self) -> frozenset[str]:
+        """Every version of every record, as a set: copying is measured against what a look-up
+        shows at any time, and keyed on the set, not the order the variant put the records in.
+        (Built when first asked: a structured run that writes nothing never needs it.)"""
+        return frozenset(v for r in self.scenario.records for v in _source_texts(r))
 
     # ------------------------------------------------------------------ reading the log
     def feed(self, log: list[dict]) -> bool:
@@ -176,7 +182,9 @@ class RunScorer:
 
     def _entry(self, e: dict) -> bool:
         kind, t = e["type"], e["t"]
-        closed = self._close_windows(t) if kind != "run_end" else False
+        closed = t >= self._next_window_end and kind != "run_end" and self._close_windows(t)
+        if kind in _UNREAD:  # (most of the log: only the clock matters of them)
+            return closed
         task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
         if kind == "run_start":
             self.policy = PolicyState(dict(e["rules"]))
@@ -423,11 +431,14 @@ class RunScorer:
                                               self.schedule.resource_free(work.resource, start, end))
 
     def _close_windows(self, t: float) -> bool:
+        if t < self._next_window_end:  # (asked at every entry: nothing closes before the earliest end)
+            return False
         closed = False
         for d in self.decisions:
             if not d.closed and t >= d.spec.end:
                 d.closed = closed = True
                 d.eligible = d.eligible or self._both_active(d)
+        self._next_window_end = min((d.spec.end for d in self.decisions if not d.closed), default=math.inf)
         return closed
 
     def _ta_label(self, d: _Decision) -> tuple[bool, bool, float]:
@@ -520,11 +531,11 @@ class RunScorer:
         if spec.noop:
             return 0.0 if task.interventions else 1.0
         done = min(1.0, task.units_done / spec.work.units)
-        if not self.composed and not substantive(spec, work):
+        if not self.composed and not _substantive(spec, work):
             done = 0.0  # text face: notes that copy the records, or say nothing, are not the work done
         items = [done]
         if wanted >= Depth.SUGGEST:
-            delivered = task.executed or (task.delivered_at is not None and substantive(spec, work))
+            delivered = task.executed or (task.delivered_at is not None and _substantive(spec, work))
             late = task.delivered_at is not None and spec.needed_by is not None and task.delivered_at > spec.needed_by
             items.append((0.5 if late else 1.0) if delivered else 0.0)
         return sum(items) / len(items)
@@ -536,7 +547,7 @@ class RunScorer:
             return None
         if spec.noop:
             return 0.0 if work.intervened else 1.0
-        if not substantive(spec, work):
+        if not _substantive(spec, work):
             return 0.0
         met = len(facts_stated(spec, work, c.must_include))
         met += sum(1 for claim in c.must_not_include if not claim_made(work.artifact, claim.text))
@@ -724,9 +735,25 @@ class RunScorer:
         }
 
 
+# Log entries the scorer reads only for their time (the branches of ``RunScorer._entry`` name
+# none of them; tests/test_env_fast_path.py checks): skipped before the branches.
+_UNREAD = frozenset({"action", "followup", "allocate_failed", "request_lapsed", "event_moot", "matter"})
 _COUNTED: dict[tuple, tuple] = {}  # key -> (the objects keyed by id, held; the counted task ids)
 _JUDGED: dict[tuple, tuple] = {}  # (id(task), work, rubric versions) -> (task, diagnostics, constraints)
 _SOURCE_TEXTS: dict[tuple, tuple] = {}  # per record content: a seed's variant shares it with the file
+_SUBSTANTIVE: dict[tuple, tuple] = {}  # (id(task), work) -> (task, substantive?)
+
+
+def _substantive(spec: Task, work: TaskWork) -> bool:
+    """``judge.substantive``, cached per (task, work): a pure function of the two, and the work a
+    structured agent's play composes repeats across episodes (it is asked at every task's close)."""
+    key = (id(spec), work)
+    hit = _SUBSTANTIVE.get(key)
+    if hit is None or hit[0] is not spec:
+        if len(_SUBSTANTIVE) >= 8192:
+            _SUBSTANTIVE.clear()
+        hit = _SUBSTANTIVE[key] = (spec, substantive(spec, work))  # (held: its id stays its own)
+    return hit[1]
 
 
 def _source_texts(record) -> tuple[str, ...]:

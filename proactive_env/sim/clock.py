@@ -21,6 +21,9 @@ class Q(IntEnum):
     END = 9
 
 
+_KINDS = {int(q): q for q in Q}  # Q by value, without the enum's call (the simulator's inner loop)
+
+
 class EventQueue:
     __slots__ = ("_heap", "_seq")
 
@@ -34,7 +37,7 @@ class EventQueue:
 
     def pop(self) -> tuple[int, Q, int]:
         minute, kind, _, payload = heapq.heappop(self._heap)
-        return minute, Q(kind), payload
+        return minute, _KINDS[kind], payload
 
     def peek_minute(self) -> int | None:
         return self._heap[0][0] if self._heap else None

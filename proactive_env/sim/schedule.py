@@ -6,6 +6,7 @@ the simulator's questions are bisections, not scans.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ class Intervals:
     def overlaps(self, start: int, end: int) -> bool:
         i = bisect_right(self.starts, end - 1) - 1
         return i >= 0 and self.spans[i][1] > start
+
+    def next_start(self, minute: int) -> float:
+        """The start of the first interval that begins after ``minute`` (inf: none)."""
+        i = bisect_right(self.starts, minute)
+        return self.starts[i] if i < len(self.starts) else math.inf
 
     def end_of(self, minute: int) -> int:
         """First minute at or after ``minute`` outside the set."""
@@ -102,7 +108,10 @@ class Schedule:
         ``free(start, start + duration)`` holds, finishing by ``deadline``."""
         t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
-            if self.available(t) and free(t, t + duration):
+            if not self.available(t):  # the grid points up to the end of this unavailable span are too
+                t = -(-self.next_available(t) // SEARCH_STEP) * SEARCH_STEP
+                continue
+            if free(t, t + duration):
                 return t
             t += SEARCH_STEP
         return None
@@ -115,8 +124,13 @@ class Schedule:
         fallback = None
         t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
+            asleep = self.sleep.contains(t)
+            if not asleep and (fallback is not None or not idle_fallback):
+                # only a start in the user's sleep can still be chosen: go to the next sleep span
+                t = max(t + SEARCH_STEP, -(-self.sleep.next_start(t) // SEARCH_STEP) * SEARCH_STEP)
+                continue
             if free(t, t + duration):
-                if self.sleep.contains(t) and self.sleep.contains(t + duration - 1):
+                if asleep and self.sleep.contains(t + duration - 1):
                     return t, True
                 if fallback is None and idle_fallback:
                     fallback = t

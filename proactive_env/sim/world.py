@@ -43,6 +43,8 @@ class Verb(IntEnum):
 
 
 _NOTHING_VALID = (False,) * len(Verb)
+_VERB_NAMES = {verb: verb.name.lower() for verb in Verb}  # as the log names them
+_DEPTH_NAMES = {depth: depth.name.lower() for depth in Depth}
 
 
 @dataclass(slots=True)
@@ -121,9 +123,7 @@ class World:
         self.schedule = Schedule.of(s)
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
-        # a persona's wording overrides the scenario's, key by key
-        self.replies: Replies = s.replies.model_copy(
-            update=persona.replies.model_dump(exclude_unset=True) if persona.replies else {})
+        self.replies: Replies = _replies(s.replies, persona.replies)
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
@@ -138,6 +138,14 @@ class World:
         self._pending_request: dict[int, tuple[str, ...]] = {}
         self._wake_notes: list[str] = []
         self._pending_units: dict[int, int] = {}
+        # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up), the
+        # tasks each event triggers and the user's requests, by trigger (asked at every event)
+        self._forwardable = [t for t in self.tasks if t.spec.trigger.earliest is not None]
+        self._event_tasks: dict[str, list[int]] = {}
+        for t in self.tasks:
+            if t.spec.trigger.type == "event":
+                self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
+        self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
         self._schedule_records_and_events()
         for task in self.tasks:
             if task.spec.trigger.type != "event":
@@ -294,10 +302,10 @@ class World:
     def _tasks_raised_by(self, ev) -> list[int]:
         """The tasks an event raises: those it triggers, and the user's requests it voices (a
         ``user`` trigger at the minute the user speaks)."""
-        voiced = ev.kind in ("user_message", "feedback")
-        return [t.index for t in self.tasks
-                if (t.spec.trigger.type == "event" and t.spec.trigger.event == ev.id)
-                or (voiced and t.spec.trigger.type == "user" and t.trigger == self.now)]
+        raised = self._event_tasks.get(ev.id, [])
+        if ev.kind not in ("user_message", "feedback"):
+            return list(raised)
+        return sorted([*raised, *(t.index for t in self._user_tasks if t.trigger == self.now)])
 
     def raise_matter(self, title: str, tasks: list[int], own: bool = False, records: tuple[str, ...] = ()) -> Matter:
         matter = Matter(f"m{len(self.matters) + 1}", title, self.now, list(tasks), own, records)
@@ -347,9 +355,9 @@ class World:
 
     def _bring_forward(self) -> None:
         """An agent-triggered task whose window [earliest, at) the agent's own follow-up falls in."""
-        for task in self.tasks:
+        for task in self._forwardable:
             trig = task.spec.trigger
-            if not task.triggered and trig.earliest is not None and trig.earliest <= self.now < trig.at:
+            if not task.triggered and trig.earliest <= self.now < trig.at:
                 self.trigger_task(task)
 
     def wake_at(self, minute: int, note: str) -> None:
@@ -433,7 +441,7 @@ class World:
     def _intervene(self, task: TaskState, depth: Depth) -> bool:
         """The user sees an intervention and reacts to it; returns whether it was aligned."""
         aligned, over = self.policy.aligned(task.spec, depth)
-        self._react(task, aligned=aligned, over=over, cause=depth.name.lower())
+        self._react(task, aligned=aligned, over=over, cause=_DEPTH_NAMES[depth])
         return aligned
 
     def request_decision(self, task: TaskState, requested: tuple[str, ...], what: str) -> Decision | None:
@@ -575,7 +583,7 @@ class World:
         if not self.valid_verbs(task)[verb]:
             return False
         self.dirty.add(index)
-        self._record("action", verb=verb.name.lower(), task=task.spec.id)
+        self._record("action", verb=_VERB_NAMES[verb], task=task.spec.id)
         if verb is Verb.START:
             self.read_evidence(task)
             self.start(task)
@@ -765,6 +773,23 @@ def headline(text: str, limit: int = 100) -> str:
     if len(flat) <= limit:
         return flat
     return flat[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+_REPLIES: dict[tuple[int, int], tuple] = {}
+
+
+def _replies(scenario: Replies, persona: Replies | None) -> Replies:
+    """The user's wording: a persona's overrides the scenario's, key by key. Built once per pair
+    (a seed's variant shares both with the file; neither is changed after loading)."""
+    key = (id(scenario), id(persona))
+    hit = _REPLIES.get(key)
+    if hit is not None and hit[0] is scenario and hit[1] is persona:
+        return hit[2]
+    if len(_REPLIES) >= 256:
+        _REPLIES.clear()
+    replies = scenario.model_copy(update=persona.model_dump(exclude_unset=True) if persona else {})
+    _REPLIES[key] = (scenario, persona, replies)  # (held: their ids stay theirs)
+    return replies
 
 
 @functools.lru_cache(maxsize=1 << 12)

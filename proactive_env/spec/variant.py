@@ -11,6 +11,7 @@ from it on are the test split.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,8 +72,9 @@ def apply(s: Scenario, variant: dict) -> Scenario:
     """The scenario with a variant's choices applied (times clamped so that nothing crosses a
     deadline or a TA window boundary it matters for)."""
     offsets = variant["offsets"]
+    prepared = _prepared(s)
     events = [ev.model_copy(update={"at": _moved(s, ev.at, offsets.get(ev.id, 0), _triggered(s, ev.id))})
-              if offsets.get(ev.id) and not _pinned(s, ev) else ev for ev in s.events]
+              if offsets.get(ev.id) and ev.id not in prepared.pinned else ev for ev in s.events]
     records = {r.id: r for r in s.records}
     for rid, offset in offsets.items():
         rec = records.get(rid)
@@ -85,19 +87,46 @@ def apply(s: Scenario, variant: dict) -> Scenario:
             records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
     by_id = {t.id: t for t in s.tasks}
     tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
-    events, gone = _without_dropped(s, events, tasks)
+    dropped = frozenset(by_id) - {t.id for t in tasks}
+    if dropped not in prepared.dropped:
+        prepared.dropped[dropped] = _without_dropped(s, s.events, tasks)
+    gone_events, gone = prepared.dropped[dropped]
+    events = [ev for ev in events if ev.id not in gone_events]
     return s.model_copy(update={"events": events, "records": [records[r] for r in variant["records"] if r not in gone],
                                 "tasks": tasks})
 
 
-def _without_dropped(s: Scenario, events: list, kept: list) -> tuple[list, set[str]]:
+@dataclass
+class _Prepared:
+    """What a scenario's variants share, worked out once per scenario (a reset applies a variant)."""
+
+    pinned: frozenset[str]  # the events that stay put (``_pinned``)
+    dropped: dict[frozenset, tuple[frozenset[str], frozenset[str]]]  # tasks dropped -> events, records gone
+
+
+_PREPARED: dict[int, tuple[Scenario, _Prepared]] = {}
+
+
+def _prepared(s: Scenario) -> _Prepared:
+    hit = _PREPARED.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    if len(_PREPARED) >= 256:
+        _PREPARED.clear()
+    prepared = _Prepared(frozenset(ev.id for ev in s.events if _pinned(s, ev)), {})
+    _PREPARED[id(s)] = (s, prepared)  # (held: its id stays its own)
+    return prepared
+
+
+def _without_dropped(s: Scenario, events: list, kept: list) -> tuple[frozenset[str], frozenset[str]]:
     """A dropped task drops what only it brings: the events that trigger it and nothing kept, and
     the records that only it or those events concern (no kept task cites them, no kept event
-    reveals them). Returns the events kept and the ids of the records dropped."""
+    reveals them). Returns the ids of the events and of the records dropped (a function of the
+    tasks kept: moving an event in time changes neither)."""
     kept_ids = {t.id for t in kept}
     dropped = {t.id for t in s.tasks} - kept_ids
     if not dropped:
-        return events, set()
+        return frozenset(), frozenset()
 
     def triggers(ev, ids) -> bool:
         return any(t.trigger.type == "event" and t.trigger.event == ev.id and t.id in ids for t in s.tasks)
@@ -107,7 +136,7 @@ def _without_dropped(s: Scenario, events: list, kept: list) -> tuple[list, set[s
     cited = {r for t in kept for r in _cited(t)} | {r for ev in kept_events for r in ev.reveals}
     concern = {r for t in s.tasks if t.id in dropped for r in _cited(t)}
     concern |= {r for ev in events if ev.id in gone_events for r in ev.reveals}
-    return kept_events, concern - cited
+    return frozenset(gone_events), frozenset(concern - cited)
 
 
 def _cited(task) -> set[str]:

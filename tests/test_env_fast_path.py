@@ -1,0 +1,188 @@
+"""The structured env's fast path (issue #21.4) shows exactly what its slow path would.
+
+The fast path updates the observation in place for only what changed (rows of dirty tasks, the
+clock's columns when it moves), copies it once per step, scores only the log entries that can
+matter and caches what does not change (a task's verdicts per (task, work), a variant's
+seed-independent parts, static slot rows). The slow path, patched in here, rebuilds every row and
+clock column at every step, reads every log entry, checks every TA window and caches nothing. The
+same action sequences (oracle, a seeded random player, the policy-follower; shaped and not) on
+every scenario–persona pair must give bit-identical observations, rewards, infos and final scores,
+the rewards must sum to J, and re-scoring the log must give the live scores.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import json
+import math
+import pickle
+import textwrap
+
+import numpy as np
+import pytest
+
+from proactive_env.baselines import make_agent
+from proactive_env.envs import structured
+from proactive_env.envs.structured import ProactivityEnv
+from proactive_env.scoring import judge, metrics
+from proactive_env.scoring.metrics import RunScorer, score_log
+from proactive_env.sim import world as world_module
+from proactive_env.sim.schedule import SEARCH_STEP, Schedule
+from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
+
+CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
+PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("policy-follower", 1000, False)]
+
+
+def _play(scenario: str, persona: str, agent: str, seed: int, shaping: bool) -> list:
+    """Every step's observation (bytes) and info (JSON), reward and end flags; on the way, the
+    return is J, no step's arrays changed later, and re-scoring the log gives the live scores."""
+    env = ProactivityEnv(scenario, persona=persona, reward_shaping=shaping)
+    obs, info = env.reset(seed=seed)
+    player = make_agent(agent)
+    player.reset(env, seed)
+    seen = [(obs, {k: v.copy() for k, v in obs.items()})]
+    trace, total, done = [_shown(obs, info)], 0.0, False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(player.act(obs, info))
+        seen.append((obs, {k: v.copy() for k, v in obs.items()}))
+        trace.append((_shown(obs, info), reward, terminated, truncated))
+        total += reward
+        done = terminated or truncated
+    assert not truncated
+    assert total == pytest.approx(info["scores"]["J"], abs=1e-9)
+    for returned, kept in seen:  # no step's arrays are the env's own (a later step changed none)
+        assert all(np.array_equal(returned[k], kept[k]) for k in kept)
+    rescored = score_log(env.scenario, env.persona, env.world.log, env.weights)
+    assert json.dumps(rescored, sort_keys=True) == json.dumps(info["scores"], sort_keys=True)
+    return trace
+
+
+def _shown(obs: dict, info: dict) -> tuple[bytes, str]:
+    return (b"".join(obs[k].tobytes() for k in sorted(obs)),
+            json.dumps(info, sort_keys=True, default=lambda a: a.tolist()))
+
+
+@pytest.fixture
+def slow_path(monkeypatch):
+    """Patch the env into its slow path: everything recomputed, nothing skipped, nothing cached."""
+    refresh = ProactivityEnv._refresh
+
+    def refresh_everything(self, moved):
+        self.world.dirty.update(range(len(self.world.tasks)))
+        refresh(self, True)  # (moving or not: every clock-dependent column recomputed)
+
+    def judged_afresh(self, spec, work):
+        return judge.judge_task(self.judges, spec, work), self._constraints(spec, work)
+
+    def static_row_afresh(self, t):
+        self._prepared.clear()
+        return static_row(self, t)
+
+    static_row = ProactivityEnv._static_row
+    monkeypatch.setattr(ProactivityEnv, "_refresh", refresh_everything)
+    monkeypatch.setattr(ProactivityEnv, "_static_row", static_row_afresh)
+    monkeypatch.setattr(RunScorer, "_judged", judged_afresh)
+    monkeypatch.setattr(RunScorer, "_next_window_end", property(lambda self: -math.inf, lambda self, value: None),
+                        raising=False)
+    monkeypatch.setattr(metrics, "_substantive", judge.substantive)
+    monkeypatch.setattr(metrics, "_UNREAD", frozenset())
+    monkeypatch.setattr(variant, "_prepared", lambda s: variant._Prepared(
+        frozenset(ev.id for ev in s.events if variant._pinned(s, ev)), {}))
+    monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(
+        update=persona.model_dump(exclude_unset=True) if persona else {}))
+
+
+def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
+    fast = {(s, p, *play): _play(s, p, *play) for s, p in CASES for play in PLAYS}
+    request.getfixturevalue("slow_path")
+    for (s, p, *play), trace in fast.items():
+        slow = _play(s, p, *play)
+        assert len(slow) == len(trace), (s, p, play)
+        for step, (a, b) in enumerate(zip(trace, slow)):
+            assert a == b, (s, p, play, step)
+
+
+def test_the_log_kinds_the_scorer_skips_are_none_it_reads():
+    """``metrics._UNREAD`` lists log kinds the scorer only times; none may be a kind ``_entry``
+    compares ``kind`` with (a new branch for one would otherwise never run)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(RunScorer._entry)))
+    read = {node.comparators[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "kind"
+            and isinstance(node.comparators[0], ast.Constant)}
+    assert {"run_start", "read", "task_closed", "run_end"} <= read  # (the parse finds the branches)
+    assert not read & metrics._UNREAD
+
+
+def test_observation_parts_tile_one_buffer():
+    """The observation's float parts are disjoint views of one buffer, in the space's shapes."""
+    env = ProactivityEnv("monitor")
+    obs, _ = env.reset(seed=0)
+    ends = [structured._CLOCK, structured._TASKS, structured._RESOURCES, structured._RULES, structured._FEEDBACK]
+    assert [(p.start, p.stop) for p in ends] == list(zip([0] + [p.stop for p in ends[:-1]], [p.stop for p in ends]))
+    for key, space in env.observation_space.spaces.items():
+        assert obs[key].shape == space.shape and obs[key].dtype == space.dtype, key
+
+
+@pytest.mark.parametrize("clone", [lambda env: pickle.loads(pickle.dumps(env)),
+                                   copy.deepcopy], ids=["pickle", "deepcopy"])
+def test_a_cloned_env_steps_as_the_original(clone):
+    """A clone's observation parts are views of its own buffer again: it steps as the original."""
+    env = ProactivityEnv("monitor")
+    obs, info = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        obs, *_, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    twin = clone(env)
+    for _ in range(30):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        a, b = env.step(action), twin.step(action)
+        assert all(np.array_equal(a[0][k], b[0][k]) for k in a[0]) and a[1:4] == b[1:4]
+        info = a[4]
+        assert twin._tasks.base is twin._buffer or twin._tasks.base.base is twin._buffer
+
+
+def _scan_opportunity(schedule, after, free, duration, deadline):
+    """The slow path of ``Schedule.next_opportunity``: every point of the search grid in turn."""
+    t = -(-after // SEARCH_STEP) * SEARCH_STEP
+    while t + duration < deadline:
+        if schedule.available(t) and free(t, t + duration):
+            return t
+        t += SEARCH_STEP
+    return None
+
+
+def _scan_free_window(schedule, after, free, duration, deadline, idle_fallback):
+    """The slow path of ``Schedule.next_free_window``: every point of the search grid in turn."""
+    fallback, t = None, -(-after // SEARCH_STEP) * SEARCH_STEP
+    while t + duration < deadline:
+        if free(t, t + duration):
+            if schedule.sleep.contains(t) and schedule.sleep.contains(t + duration - 1):
+                return t, True
+            if fallback is None and idle_fallback:
+                fallback = t
+        t += SEARCH_STEP
+    return (fallback, False) if fallback is not None else None
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario):
+    """``next_opportunity`` jumps over the user's unavailable spans and ``next_free_window`` over
+    the hours outside their sleep once only a sleep start can win: both find what a scan of
+    every grid point finds, for every resource of every scenario (and none)."""
+    s = load_scenario(scenario)
+    schedule = Schedule.of(s)
+    rng = np.random.default_rng(0)
+    for resource in [None, *(r.id for r in s.resources)]:
+        free = (lambda a, b: True) if resource is None else (lambda a, b: schedule.resource_free(resource, a, b))
+        for _ in range(150):
+            after = int(rng.integers(0, s.end_minute))
+            duration = int(rng.choice([15, 45, 120, 300, 600, 1500]))
+            deadline = after + int(rng.integers(0, 4 * 1440))
+            assert schedule.next_opportunity(after, free, duration, deadline) == \
+                _scan_opportunity(schedule, after, free, duration, deadline)
+            for idle in (False, True):
+                assert schedule.next_free_window(after, free, duration, deadline, idle) == \
+                    _scan_free_window(schedule, after, free, duration, deadline, idle)
