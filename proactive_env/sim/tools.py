@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.meaning import mentions, normalise, same_value
+from ..spec.meaning import mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
 
@@ -112,6 +112,8 @@ def _param_schema(p) -> dict:
     if p.properties:
         out["properties"] = {k: _param_schema(sub) for k, sub in p.properties.items()}
         out["required"] = [k for k, sub in p.properties.items() if sub.required]
+    if p.items is not None:
+        out["items"] = _param_schema(p.items)
     return out
 
 
@@ -245,15 +247,19 @@ def _off(expected: dict, given: dict, free_text: list[str], params: dict | None 
         expected = {k: v for k, v in expected.items() if k in params}
     missing = [k for k in expected if k not in given and (params is None or not top or params[k].required)]
     wrong = [k for k, v in expected.items() if k in given and k not in free_text
-             and not _same_declared(v, given[k], _sub(params, k))]
+             and not _same_declared(v, given[k], params.get(k) if params is not None else None)]
     return missing, wrong
 
 
-def _same_declared(expected: Any, given: Any, params: dict | None) -> bool:
-    """Equal in meaning; inside an object with declared keys, on those keys alone."""
-    if params is not None and isinstance(expected, dict) and isinstance(given, dict):
-        missing, wrong = _off(expected, given, [], params, top=False)
+def _same_declared(expected: Any, given: Any, param: Any = None) -> bool:
+    """Equal in meaning; inside an object with declared keys, on those keys alone; an array with
+    declared entries, entry by entry on the entries' declared keys (an entry given as a string
+    stating every value of the object is that object)."""
+    if param is not None and param.properties and isinstance(expected, dict) and isinstance(given, dict):
+        missing, wrong = _off(expected, given, [], param.properties, top=False)
         return not missing and not wrong
+    if param is not None and param.items is not None and isinstance(expected, list):
+        return same_list(expected, given, lambda e, g: _same_declared(e, g, param.items))
     return same_value(expected, given)
 
 

@@ -199,6 +199,8 @@ class ToolParam(Spec):
     enum: list[Any] | None = Field(None, description="The values a categorical argument may take.")
     properties: dict[str, ToolParam] = Field(default_factory=dict, description=(
         "An object's declared keys: the only ones an action's reference may hold (and the scorer compare)."))
+    items: ToolParam | None = Field(None, description=(
+        "An array's entries, declared (an array of objects declares their keys under items.properties)."))
 
 
 class Tool(Spec):

@@ -487,10 +487,12 @@ def _declared_arguments(s: Scenario) -> Iterator[Problem]:
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
-        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params)
+        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params,
+                             task.action.free_text)
 
 
-def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
+def _declared(path: str, args: dict, params: dict, free: list[str] = ()) -> Iterator[Problem]:
+    """Each key declared; an object's keys, and (where compared) an array's object entries' keys, too."""
     for key, value in args.items():
         if key not in params:
             yield f"{path}.{key}", f"an argument the tool declares (it declares {sorted(params)})"
@@ -499,6 +501,14 @@ def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
                 yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
             else:
                 yield from _declared(f"{path}.{key}", value, params[key].properties)
+        elif isinstance(value, list) and key not in free and any(isinstance(v, dict) for v in value):
+            entries = params[key].items
+            if entries is None or not entries.properties:
+                yield f"{path}.{key}", "an array of objects whose entries' keys the tool declares (items.properties)"
+                continue
+            for j, entry in enumerate(value):
+                if isinstance(entry, dict):
+                    yield from _declared(f"{path}.{key}[{j}]", entry, entries.properties)
 
 
 # ------------------------------------------------------------------ a world that remembers (issue #20.5)
