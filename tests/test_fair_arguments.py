@@ -155,3 +155,15 @@ def test_a_named_item_with_its_code_in_parentheses_is_that_item():
     for item in ("not Pine nuts 4 oz", "Raw sunflower seeds 8 oz"):
         given = {"order_id": "GW-5521907", "sku": "GW-2290", "item": item}
         assert args_problem(task.action.args, given, task.action.free_text, params) is not None, item
+
+
+def test_a_destination_with_its_states_postal_code_is_that_destination():
+    """Round 17 (conference_trip / reviewer / 1001): "Providence, RI" was refused for "Providence,
+    Rhode Island" in submit_registration's details.destination."""
+    s = load_scenario("conference_trip")
+    task = next(t for t in s.tasks if t.id == "t04_travel_registration")
+    params = _tool(s, "submit_registration").params
+    given = {**task.action.args, "details": {**task.action.args["details"], "destination": "Providence, RI"}}
+    assert args_problem(task.action.args, given, task.action.free_text, params) is None
+    wrong = {**given, "details": {**given["details"], "destination": "Providence, NC"}}
+    assert args_problem(task.action.args, wrong, task.action.free_text, params) is not None

@@ -15,8 +15,9 @@ ordinals and number words ("1st", "first" → 1; "seven" → 7), hyphens ("14-da
 plurals or past tenses ("days", "collected"). Decided: a bare number is not a date ("24" is not
 in "24th April"), an -ing form is a word of its own ("check" is not in "checking": a checking
 account, a booking, a meeting), and a date does not imply its weekday without the calendar.
-Out of scope, for the LLM judges: paraphrases that need world knowledge or the records ("5
-apixaban" for "5 tablets", "two weeks" for "14 days", "RI" for "Rhode Island").
+A US state's postal code after a place and a comma is the state ("Providence, RI" = "Providence,
+Rhode Island"). Out of scope, for the LLM judges: paraphrases that need world knowledge or the
+records ("5 apixaban" for "5 tablets", "two weeks" for "14 days").
 """
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ _UNITS = [(r"\bhours?\b|\bhrs?\b", "h"), (r"\bminutes?\b|\bmins?\b", "min"), (r"
           (r"\bcentimet(?:er|re)s?\b", "cm"), (r"\bgigabytes?\b", "gb"), (r"\bper cent\b|\bpercent\b", "%")]
 
 
+_US_STATES = dict(pair.split("=") for pair in (
+    "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado CT=Connecticut DE=Delaware "
+    "FL=Florida GA=Georgia HI=Hawaii ID=Idaho IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky LA=Louisiana "
+    "ME=Maine MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi MO=Missouri MT=Montana "
+    "NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico NY=New_York NC=North_Carolina "
+    "ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon PA=Pennsylvania RI=Rhode_Island SC=South_Carolina "
+    "SD=South_Dakota TN=Tennessee TX=Texas UT=Utah VT=Vermont VA=Virginia WA=Washington WV=West_Virginia "
+    "WI=Wisconsin WY=Wyoming DC=District_of_Columbia").split())
+# A place's state as its postal code, after a comma and in capitals ("Providence, RI"; "Asheville,
+# NC 28801"): the state's name. Only there (and in any case before a ZIP code): "IN", "OR", "ME"
+# elsewhere are words.
+_STATE_CODE = re.compile(r",\s*(" + "|".join(_US_STATES) + r")\b(?![a-z'])")
+_STATE_ZIP = re.compile(r",\s*(" + "|".join(_US_STATES) + r")(?=\s+\d{5}\b)", re.IGNORECASE)  # any case before a ZIP
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def normalise(text: str) -> str:
     """One canonical, lower-case form of ``text`` for matching (see module doc)."""
@@ -49,7 +65,9 @@ def normalise(text: str) -> str:
 def _normal(text: str, weekdays: bool) -> str:
     """``normalise``; with ``weekdays`` a weekday is kept (as its three-letter form) instead of
     being dropped before a date, for matching words in text (``terms``)."""
-    t = str(text).lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
+    t = _STATE_ZIP.sub(lambda m: ", " + _US_STATES[m[1].upper()].replace("_", " "), str(text))
+    t = _STATE_CODE.sub(lambda m: ", " + _US_STATES[m[1]].replace("_", " "), t)  # "Providence, RI"
+    t = t.lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
     t = t.replace("&", " and ")  # "walnut & raisin" is "walnut and raisin"
     t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
