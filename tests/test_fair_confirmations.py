@@ -189,3 +189,13 @@ def test_the_validator_reports_a_placeholder_no_executed_action_fills():
     problems = [e for _, e in semantic_errors(s.model_copy(update={"records": records}))]
     assert any("only in a text that appears under an executed action" in e for e in problems), problems
     assert any("not 'no_such_arg'" in e for e in problems), problems
+
+
+def test_the_validator_reports_a_change_about_what_the_reference_action_never_names():
+    from proactive_env.spec.validate import semantic_errors
+
+    s = load_scenario("meal_planning")
+    events = [e.model_copy(update={"when": e.when.model_copy(update={"names": ["truffle oil"]})})
+              if e.id == "e05_substitution" else e for e in s.events]
+    problems = semantic_errors(s.model_copy(update={"events": events}))
+    assert any(p.endswith("when.names") and "reference action" in e for p, e in problems), problems

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import json
 
-from .derive import action_sources, placeholders
+from .derive import action_sources, names_hold, placeholders
 from .expand import resource_use, user_busy
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
@@ -540,6 +540,9 @@ def _derived_texts(s: Scenario) -> Iterator[Problem]:
     for path, key, text, when in texts:
         if when is not None and when.names and when.state != "executed":
             yield f"{path}.when.names", "names only with state executed (what the executed action's arguments name)"
+        elif when is not None and when.names and when.task in tasks and tasks[when.task].action is not None \
+                and not names_hold(when.names, tasks[when.task].action.args):
+            yield f"{path}.when.names", "names the task's reference action names (else no careful agent gets the branch)"
         keys = placeholders(text)
         if not keys:
             continue
