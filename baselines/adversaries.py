@@ -292,13 +292,29 @@ class _ContentFamily(_FollowerPlus):
         call = json.loads(super().act(obs, info))
         args, key = call["arguments"], {"write_note": "text", "message_user": "text",
                                         "request_approval": "message"}.get(call["tool"])
-        task = next((t for t in self.world.tasks if t.spec.id == args.get("about")), None) if key else None
-        if task is not None:
-            rng = np.random.default_rng([self.seed, task.index])  # the same text each time: a paste repeated
-            records = [self.world.store.view(r).render() for r in task.spec.evidence if r in self.world.store.visible]
-            text = self.compose(task, records or [task.spec.title], rng)
+        task = next((t for t in self.world.tasks if t.spec.id == args.get("about")), None)
+        if task is None:
+            return json.dumps(call)
+        text = self._text(task)
+        if key:
             call = {**call, "arguments": {**args, key: text}}
+        if task.spec.action is not None and call["tool"] == task.spec.action.tool:
+            call = {**call, "arguments": self._own_free_text(task, call["arguments"], text)}
         return json.dumps(call)
+
+    def _text(self, task: TaskState) -> str:
+        rng = np.random.default_rng([self.seed, task.index])  # the same text each time: a paste repeated
+        records = [self.world.store.view(r).render() for r in task.spec.evidence if r in self.world.store.visible]
+        return self.compose(task, records or [task.spec.title], rng)
+
+    @staticmethod
+    def _own_free_text(task: TaskState, args: dict, text: str) -> dict:
+        """The executed action's free-text arguments in the family's words too: an action's
+        arguments are the agent's work (scoring/judge.py), so the family may not borrow the
+        reference's content there."""
+        free = task.spec.action.free_text
+        return {k: ([text] if isinstance(v, list) else text) if k in free and isinstance(v, (str, list)) else v
+                for k, v in args.items()}
 
     def compose(self, task: TaskState, records: list[str], rng: np.random.Generator) -> str:
         raise NotImplementedError

@@ -7,8 +7,10 @@ in [0, 1]. The deterministic ``RubricJudge`` is the default; LLM judges implemen
 protocol. Several judges are averaged by ``judge_task``. Matching is on meaning (``spec.meaning``).
 
 Content that is the agent's own (``copying``). Work is compared with every version of the
-scenario's records as content terms (``spec.meaning.terms`` less stop words and fillers); an
-executed call the scorer logs (``tool({...})``) is an act, neither copied nor the agent's words.
+scenario's records as content terms (``spec.meaning.terms`` less stop words and fillers). An
+executed call the scorer logs (``tool({...})``) is work the agent did: what its arguments state
+(``action_words``) is the agent's content where it is not copied, judged for copying apart from
+the prose, so an argument pasted from a record neither counts nor makes the prose look copied.
 A term is *copied* where the work reproduces a record rather than restating a fact from it:
 
 * it is a term of a record whose distinct content terms the work holds nearly all of
@@ -39,6 +41,7 @@ face — work units.
 from __future__ import annotations
 
 import functools
+import json
 import itertools
 import re
 from collections.abc import Iterable
@@ -210,9 +213,47 @@ class Copying:
 
 
 def prose(text: str) -> str:
-    """``text`` less the executed calls the scorer logs in it (``tool({...})`` lines): an action's
-    arguments are acts, judged as actions, not words of the agent's that state or copy facts."""
+    """``text`` less the executed calls the scorer logs in it (``tool({...})`` lines): the words
+    the agent wrote to the user or in its notes."""
     return "\n".join(line for line in text.split("\n") if not _ACTION.match(line))
+
+
+def action_words(text: str) -> str:
+    """What the executed calls in ``text`` state, as sentences: the work the agent did through a
+    domain tool (a study plan's sessions, an order's items, a reminder's title) is its content too,
+    one argument (or one entry of a list argument) a line, its values without the schema's keys; an
+    amount keyed ``*_usd``/``*_gbp`` reads with its currency. Judged for copying on its own, apart
+    from the prose."""
+    lines = []
+    for line in text.split("\n"):
+        if not _ACTION.match(line):
+            continue
+        try:
+            args = json.loads(line[line.index("(") + 1:line.rindex(")")])
+        except ValueError:
+            continue
+        if isinstance(args, dict):
+            for key, value in args.items():
+                lines += _stated(key, value)
+    return "\n".join(lines)
+
+
+def _stated(key: str, value) -> list[str]:
+    """The values an argument states, without its keys (a schema's names are not the agent's words)."""
+    if isinstance(value, list):
+        return [s for v in value for s in _stated(key, v)]
+    if isinstance(value, dict):
+        return [", ".join(_value(k, v) for k, v in value.items())]
+    return [_value(key, value)]
+
+
+def _value(key: str, value) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        sign = "$" if key.endswith("_usd") else "£" if key.endswith("_gbp") else ""
+        return f"{sign}{value:,.2f}" if sign else str(value)
+    if isinstance(value, (list, dict)):
+        return "; ".join(_stated(key, value))
+    return str(value)
 
 
 def copying(text: str, sources: Iterable[str]) -> Copying:
@@ -221,7 +262,19 @@ def copying(text: str, sources: Iterable[str]) -> Copying:
 
 @functools.lru_cache(maxsize=4096)
 def _copying(text: str, index: SourceIndex) -> Copying:
-    pieces = _CLAUSE_SPLIT.split(prose(text))  # clause, separator, clause, ...
+    """Copying in the prose; the executed calls' arguments, judged apart, add what of them is the
+    agent's own (a copied argument adds nothing, and never makes the prose look copied)."""
+    said = _copying_of(prose(text), index)
+    acts = action_words(text)
+    if not acts:
+        return said
+    done = _copying_of(acts, index)
+    own = "\n".join(p for p in (said.own_text, done.own_text) if p)
+    return Copying(own, said.copied_share, said.reproduced)
+
+
+def _copying_of(text: str, index: SourceIndex) -> Copying:
+    pieces = _CLAUSE_SPLIT.split(text)  # clause, separator, clause, ...
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
     seqs = [content_terms(c) for c in clauses]
     seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing

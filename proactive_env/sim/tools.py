@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.meaning import mentions, normalise, same_value
+from ..spec.meaning import mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
 
@@ -112,6 +112,8 @@ def _param_schema(p) -> dict:
     if p.properties:
         out["properties"] = {k: _param_schema(sub) for k, sub in p.properties.items()}
         out["required"] = [k for k, sub in p.properties.items() if sub.required]
+    if p.items is not None:
+        out["items"] = _param_schema(p.items)
     return out
 
 
@@ -245,15 +247,19 @@ def _off(expected: dict, given: dict, free_text: list[str], params: dict | None 
         expected = {k: v for k, v in expected.items() if k in params}
     missing = [k for k in expected if k not in given and (params is None or not top or params[k].required)]
     wrong = [k for k, v in expected.items() if k in given and k not in free_text
-             and not _same_declared(v, given[k], _sub(params, k))]
+             and not _same_declared(v, given[k], params.get(k) if params is not None else None)]
     return missing, wrong
 
 
-def _same_declared(expected: Any, given: Any, params: dict | None) -> bool:
-    """Equal in meaning; inside an object with declared keys, on those keys alone."""
-    if params is not None and isinstance(expected, dict) and isinstance(given, dict):
-        missing, wrong = _off(expected, given, [], params, top=False)
+def _same_declared(expected: Any, given: Any, param: Any = None) -> bool:
+    """Equal in meaning; inside an object with declared keys, on those keys alone; an array with
+    declared entries, entry by entry on the entries' declared keys (an entry given as a string
+    stating every value of the object is that object)."""
+    if param is not None and param.properties and isinstance(expected, dict) and isinstance(given, dict):
+        missing, wrong = _off(expected, given, [], param.properties, top=False)
         return not missing and not wrong
+    if param is not None and param.items is not None and isinstance(expected, list):
+        return same_list(expected, given, lambda e, g: _same_declared(e, g, param.items))
     return same_value(expected, given)
 
 
@@ -651,6 +657,11 @@ class TextTools:
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
+            named = self.matter(about)
+            if named is not None:  # filed under the matter it names, or refused: never kept for another
+                raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
+                                f"({', '.join(requested)}); name the matter it is for, or leave out about to "
+                                f"keep it for a matter it fits")
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
@@ -716,6 +727,10 @@ class TextTools:
             if not for_run and named:
                 return None  # it names an action no open matter has: it waits for that, not a run
         mine = [t for t in acting if matter is not None and t.index in matter.tasks]
+        if matter is not None and not mine:
+            # a call naming a matter is that matter's, or a need no matter concerns yet that it
+            # brought up (its arguments are that need's): never another matter's work
+            acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args)]
         for pool in (mine, acting):
             best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
             if best is not None and pool is acting and not mine and not _fits_args(best, args):
@@ -736,6 +751,10 @@ class TextTools:
             over = self._closed_for(name, about)
             if over:
                 raise ToolError(f"{name}: refused — {over}")
+            named = self.matter(about)
+            if named is not None:
+                raise ToolError(f"{name}: refused — {named.id} calls for no such action now with these arguments "
+                                f"(an action a matter needs can be carried out once it has come up)")
             raise ToolError(f"{name}: refused — no open matter calls for this action with these arguments (an "
                             f"action a matter needs can be carried out once it has come up; name it with about)")
         if task.executed:
@@ -883,12 +902,15 @@ def _json_without_about(args: dict) -> str:
 
 
 def _fits(task: TaskState, item: dict) -> bool:
-    """Does a kept request fit the task's action: most of the arguments it names match, or (none
-    given) its words mention the task?"""
-    expected = task.spec.action.args
+    """Does a kept request fit the task's action: every compared argument it names matches and it
+    names most of them, or (none given) its words mention the task? A request about one date is
+    never the approval of an action on another."""
+    action = task.spec.action
     given = item.get("args") or {}
-    if given and expected:
-        return 2 * _mismatch(task, given) < len(expected)  # most of its arguments match
+    compared = [k for k in action.args if k not in action.free_text]
+    if given and compared:
+        missing, wrong = _off(action.args, given, action.free_text)
+        return not wrong and 2 * len([k for k in missing if k in compared]) < len(compared)
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
 
 

@@ -19,6 +19,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..spec import Depth, Scenario, Task, trigger_minute
+from ..spec.derive import action_sources, fill, names_hold
 from ..spec.models import Replies
 from ..spec.timeline import MINUTES_PER_DAY, format_at
 from .clock import EventQueue, Q
@@ -127,7 +128,7 @@ class World:
         self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
-        self.store = RecordStore(s.records)
+        self.store = RecordStore(s.records, action_sources(s))  # confirmations read as the agent's action was done
         self.pools = self.pools if self.pools is not None else {}
         for r in s.resources:
             self.pools.setdefault(r.id, SharedPool(r.capacity))
@@ -288,8 +289,9 @@ class World:
         for rid in ev.reveals:
             if self.store.show(rid):
                 self._record("record", id=rid, version=self.store.version[rid])
-        matter = self.raise_matter(headline(ev.text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
-        self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {ev.text}")
+        text = fill(ev.text, self.store.derived_args(f"event:{ev.id}"))  # a confirmation names what was done
+        matter = self.raise_matter(headline(text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
+        self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
         self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
         change = ev.policy_change
         if change and self.persona in change.personas:
@@ -385,17 +387,22 @@ class World:
         if key in self._reached:
             return
         self._reached.add(key)
+        done = self.store.done_args.get(task.spec.id)
         for kind, index in self._waiting.pop(key, []):
             if kind == "record":
                 rec = self.scenario.records[index]
-                self._queue.push(max(rec.appears or 0, self.now + rec.when.after), Q.RECORD, index)
+                when, at, entry = rec.when, rec.appears or 0, index
             elif kind == "version":
                 record, v = divmod(index, 1000)
-                version = self.scenario.records[record].versions[v - 1]
-                self._queue.push(max(version.at, self.now + version.when.after), Q.RECORD, -index)
+                when = self.scenario.records[record].versions[v - 1].when
+                at, entry = self.scenario.records[record].versions[v - 1].at, -index
             else:
-                ev = self.scenario.events[index]
-                self._queue.push(max(ev.at, self.now + ev.when.after), Q.EVENT, index)
+                when, at, entry = self.scenario.events[index].when, self.scenario.events[index].at, index
+            if not names_hold(when.names, done):  # about something the executed action did not include
+                self._record("not_applicable", kind=kind, index=index, names=list(when.names))
+                continue
+            kind_q = Q.EVENT if kind == "event" else Q.RECORD
+            self._queue.push(max(at, self.now + when.after), kind_q, entry)
 
     def _close(self, task: TaskState) -> None:
         if task.closed:
@@ -745,6 +752,8 @@ class World:
         if reason is not None:  # wrong arguments: nothing happens; an approval given still holds
             return reason
         task.executed = True
+        self.store.done_args[spec.id] = dict(args)  # what the world now shows of it derives from these
+        self.store.changes += 1
         self._reach(task, "executed")
         return None
 

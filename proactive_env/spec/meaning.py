@@ -15,8 +15,9 @@ ordinals and number words ("1st", "first" → 1; "seven" → 7), hyphens ("14-da
 plurals or past tenses ("days", "collected"). Decided: a bare number is not a date ("24" is not
 in "24th April"), an -ing form is a word of its own ("check" is not in "checking": a checking
 account, a booking, a meeting), and a date does not imply its weekday without the calendar.
-Out of scope, for the LLM judges: paraphrases that need world knowledge or the records ("5
-apixaban" for "5 tablets", "two weeks" for "14 days", "RI" for "Rhode Island").
+A US state's postal code after a place and a comma is the state ("Providence, RI" = "Providence,
+Rhode Island"). Out of scope, for the LLM judges: paraphrases that need world knowledge or the
+records ("5 apixaban" for "5 tablets", "two weeks" for "14 days").
 """
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ _UNITS = [(r"\bhours?\b|\bhrs?\b", "h"), (r"\bminutes?\b|\bmins?\b", "min"), (r"
           (r"\bcentimet(?:er|re)s?\b", "cm"), (r"\bgigabytes?\b", "gb"), (r"\bper cent\b|\bpercent\b", "%")]
 
 
+_US_STATES = dict(pair.split("=") for pair in (
+    "AL=Alabama AK=Alaska AZ=Arizona AR=Arkansas CA=California CO=Colorado CT=Connecticut DE=Delaware "
+    "FL=Florida GA=Georgia HI=Hawaii ID=Idaho IL=Illinois IN=Indiana IA=Iowa KS=Kansas KY=Kentucky LA=Louisiana "
+    "ME=Maine MD=Maryland MA=Massachusetts MI=Michigan MN=Minnesota MS=Mississippi MO=Missouri MT=Montana "
+    "NE=Nebraska NV=Nevada NH=New_Hampshire NJ=New_Jersey NM=New_Mexico NY=New_York NC=North_Carolina "
+    "ND=North_Dakota OH=Ohio OK=Oklahoma OR=Oregon PA=Pennsylvania RI=Rhode_Island SC=South_Carolina "
+    "SD=South_Dakota TN=Tennessee TX=Texas UT=Utah VT=Vermont VA=Virginia WA=Washington WV=West_Virginia "
+    "WI=Wisconsin WY=Wyoming DC=District_of_Columbia").split())
+# A place's state as its postal code, after a comma and in capitals ("Providence, RI"; "Asheville,
+# NC 28801"): the state's name. Only there (and in any case before a ZIP code): "IN", "OR", "ME"
+# elsewhere are words.
+_STATE_CODE = re.compile(r",\s*(" + "|".join(_US_STATES) + r")\b(?![a-z'])")
+_STATE_ZIP = re.compile(r",\s*(" + "|".join(_US_STATES) + r")(?=\s+\d{5}\b)", re.IGNORECASE)  # any case before a ZIP
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def normalise(text: str) -> str:
     """One canonical, lower-case form of ``text`` for matching (see module doc)."""
@@ -49,8 +65,11 @@ def normalise(text: str) -> str:
 def _normal(text: str, weekdays: bool) -> str:
     """``normalise``; with ``weekdays`` a weekday is kept (as its three-letter form) instead of
     being dropped before a date, for matching words in text (``terms``)."""
-    t = str(text).lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
+    t = _STATE_ZIP.sub(lambda m: ", " + _US_STATES[m[1].upper()].replace("_", " "), str(text))
+    t = _STATE_CODE.sub(lambda m: ", " + _US_STATES[m[1]].replace("_", " "), t)  # "Providence, RI"
+    t = t.lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
+    t = t.replace("&", " and ")  # "walnut & raisin" is "walnut and raisin"
     t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
     t = _MONTH_NAME.sub(lambda m: _MONTH_NAMES[m[0]], t)
     if weekdays:
@@ -68,7 +87,7 @@ def _normal(text: str, weekdays: bool) -> str:
     t = re.sub(r"\b(\d):(\d{2})\b", r"0\1:\2", t)
     for pattern, repl in _UNITS:
         t = re.sub(pattern, repl, t)
-    t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|mg|ml|g|km|%)(?![\w])", r"\1 \2", t)
+    t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|mg|ml|g|km|oz|lb|%)(?![\w])", r"\1 \2", t)
     t = re.sub(r"[~≈]", "", t)
     t = re.sub(r"[^\w:%.\- ]+", " ", t)
     t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)
@@ -123,21 +142,11 @@ def same_value(expected: Any, given: Any) -> bool:
         number = _number(given)
         return number is not None and abs(number - float(expected)) < 1e-6
     if isinstance(expected, dict):
+        if isinstance(given, str):  # "Ana Ruiz, ana.ruiz@…, 416-555-0148" states the object
+            return _states(given, expected)
         return isinstance(given, dict) and all(k in given and same_value(v, given[k]) for k, v in expected.items())
     if isinstance(expected, list):
-        if isinstance(given, str) and all(isinstance(e, str) for e in expected):
-            given = [part for part in (p.strip() for p in given.split(",")) if part]  # "a, b" for ["a", "b"]
-        elif not isinstance(given, list):
-            given = [given]  # a single value for a one-item list
-        if len(given) != len(expected):
-            return False
-        left = list(given)
-        for item in expected:
-            match = next((g for g in left if same_value(item, g)), None)
-            if match is None:
-                return False
-            left.remove(match)
-        return True
+        return same_list(expected, given, same_value)
     if expected is None:
         return given is None
     number = _number(expected)
@@ -146,14 +155,64 @@ def same_value(expected: Any, given: Any) -> bool:
     return isinstance(given, (str, int, float)) and _same_words(normalise(str(expected)), normalise(str(given)))
 
 
+_NEGATIONS = {"no", "not", "non", "without"}
+
+
+def same_list(expected: list, given: Any, same=None) -> bool:
+    """Lists as multisets, entries compared by ``same`` (default ``same_value``): a lone value
+    stands for a one-item list, "a, b" for a list of strings, "a; b" (or one a line) for a list
+    of objects each stated in words."""
+    same = same or same_value
+    if isinstance(given, str) and all(isinstance(e, str) for e in expected):
+        given = [part for part in (p.strip() for p in given.split(",")) if part]  # "a, b" for ["a", "b"]
+    elif isinstance(given, str) and all(isinstance(e, dict) for e in expected) and len(expected) > 1:
+        given = [part for part in (p.strip() for p in re.split(r"[;\n]", given)) if part]
+    elif not isinstance(given, list):
+        given = [given]  # a single value for a one-item list
+    if len(given) != len(expected):
+        return False
+    left = list(given)
+    for item in expected:
+        match = next((g for g in left if same(item, g)), None)
+        if match is None:
+            return False
+        left.remove(match)
+    return True
+
+
+def _states(text: str, expected: dict) -> bool:
+    """Does a string state every value of an object (each as whole terms, nested ones too)?"""
+    def values(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                yield from values(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from values(x)
+        elif v is not None and not isinstance(v, bool):
+            yield v
+    return all(mentions(text, _plain(v)) for v in values(expected))
+
+
+def _plain(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _same_words(expected: str, given: str) -> bool:
     """Equal, or a short phrase that names the expected value among a few plain words
-    ("free standard delivery" for "standard"), with no negation."""
+    ("free standard delivery" for "standard"), with no negation; a name of several words also
+    inside a description of it ("Pine nuts 4 oz (GW-2290), the substitute" for "Pine nuts 4 oz"),
+    not negated just before it."""
     if expected == given:
         return True
     words = given.split()
-    return (bool(expected) and len(words) <= 8 and not {"no", "not", "non", "without"} & set(words)
-            and re.search(rf"(?<!\S){re.escape(expected)}(?!\S)", given) is not None)
+    found = re.search(rf"(?<!\S){re.escape(expected)}(?!\S)", given) if expected else None
+    if found is None:
+        return False
+    size = len(expected.split())
+    if size >= 2:  # a name of several words, quoted inside a description of it, names it (not a list of many)
+        return len(words) <= 3 * size + 6 and not _NEGATIONS & set(given[:found.start()].split()[-2:])
+    return len(words) <= 8 and not _NEGATIONS & set(words)
 
 
 def _number(value: Any) -> float | None:

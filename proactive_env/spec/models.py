@@ -165,6 +165,9 @@ class When(Spec):
         description="started: work launched; done: all its work finished; presented, approved, executed; "
                     "deferred; missed: its deadline passed without what the user wanted")
     after: int = Field(0, ge=0, le=7 * 24 * 60)
+    names: list[str] = Field(default_factory=list, description=(
+        "With state executed: holds only if the executed action's arguments name every one of these (a "
+        "substitution notice exists only for an item that was ordered; spec/derive.py)."))
 
 
 class Version(Spec):
@@ -196,6 +199,8 @@ class ToolParam(Spec):
     enum: list[Any] | None = Field(None, description="The values a categorical argument may take.")
     properties: dict[str, ToolParam] = Field(default_factory=dict, description=(
         "An object's declared keys: the only ones an action's reference may hold (and the scorer compare)."))
+    items: ToolParam | None = Field(None, description=(
+        "An array's entries, declared (an array of objects declares their keys under items.properties)."))
 
 
 class Tool(Spec):

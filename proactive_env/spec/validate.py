@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import json
+
+from .derive import action_sources, names_hold, placeholders
 from .expand import resource_use, user_busy
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
@@ -24,7 +27,7 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
               _drawn_rules_stated, _distractors_alone, _declared_arguments, _reference_values_on_record,
-              _conditions_on_tasks)
+              _conditions_on_tasks, _derived_texts)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -485,10 +488,12 @@ def _declared_arguments(s: Scenario) -> Iterator[Problem]:
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
-        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params)
+        yield from _declared(f"tasks[{i}].action.args", task.action.args, tools[task.action.tool].params,
+                             task.action.free_text)
 
 
-def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
+def _declared(path: str, args: dict, params: dict, free: list[str] = ()) -> Iterator[Problem]:
+    """Each key declared; an object's keys, and (where compared) an array's object entries' keys, too."""
     for key, value in args.items():
         if key not in params:
             yield f"{path}.{key}", f"an argument the tool declares (it declares {sorted(params)})"
@@ -497,6 +502,14 @@ def _declared(path: str, args: dict, params: dict) -> Iterator[Problem]:
                 yield f"{path}.{key}", "an object argument whose keys the tool declares (properties)"
             else:
                 yield from _declared(f"{path}.{key}", value, params[key].properties)
+        elif isinstance(value, list) and key not in free and any(isinstance(v, dict) for v in value):
+            entries = params[key].items
+            if entries is None or not entries.properties:
+                yield f"{path}.{key}", "an array of objects whose entries' keys the tool declares (items.properties)"
+                continue
+            for j, entry in enumerate(value):
+                if isinstance(entry, dict):
+                    yield from _declared(f"{path}.{key}[{j}]", entry, entries.properties)
 
 
 def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
@@ -562,3 +575,34 @@ def _conditions_on_tasks(s: Scenario) -> Iterator[Problem]:
     for path, cond in conditions:
         if cond is not None and cond.task not in ids:
             yield f"{path}.task", f"a task id (no task {cond.task!r})"
+
+
+def _derived_texts(s: Scenario) -> Iterator[Problem]:
+    """A text that names the executed action's arguments (``{{items}}``, spec/derive.py) appears
+    only under that action's ``executed`` state and names arguments its tool declares; ``names``
+    conditions only an executed action."""
+    sources = action_sources(s)
+    tasks, tools = {t.id: t for t in s.tasks}, {t.name: t for t in s.tools}
+    texts = [(f"events[{i}]", f"event:{ev.id}", ev.text, ev.when) for i, ev in enumerate(s.events)]
+    for i, rec in enumerate(s.records):
+        texts.append((f"records[{i}]", f"record:{rec.id}", f"{rec.title} {rec.text} {json.dumps(rec.fields, default=str)}",
+                      rec.when))
+        texts += [(f"records[{i}].versions[{v}]", f"record:{rec.id}:{v + 1}",
+                   f"{ver.title or ''} {ver.text} {json.dumps(ver.fields, default=str)}", ver.when)
+                  for v, ver in enumerate(rec.versions)]
+    for path, key, text, when in texts:
+        if when is not None and when.names and when.state != "executed":
+            yield f"{path}.when.names", "names only with state executed (what the executed action's arguments name)"
+        elif when is not None and when.names and when.task in tasks and tasks[when.task].action is not None \
+                and not names_hold(when.names, tasks[when.task].action.args):
+            yield f"{path}.when.names", "names the task's reference action names (else no careful agent gets the branch)"
+        keys = placeholders(text)
+        if not keys:
+            continue
+        if key not in sources:
+            yield path, "placeholders ({{...}}) only in a text that appears under an executed action (when: executed)"
+            continue
+        tool = tools.get(tasks[sources[key]].action.tool)
+        for k in keys:
+            if tool is not None and k not in tool.params:
+                yield path, f"placeholders naming arguments of {tool.name} (it declares {sorted(tool.params)}, not {k!r})"

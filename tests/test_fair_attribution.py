@@ -1,0 +1,121 @@
+"""Attribution (issue #20, blind-play round 18): a request or an action sent with ``about: <matter>``
+is filed under that matter (or a need no matter concerns yet that it brought up) or refused with
+a reason — never kept and later attributed elsewhere; an approval asked for one matter never
+counts for another, and a kept request about one date never approves an action on another."""
+
+import json
+
+import pytest
+from gymnasium.utils import seeding
+
+from noninterference import drawn
+from proactive_env.sim import TextTools, ToolError, World
+from proactive_env.spec import PERSONAS, shipped_names
+
+SEEDS = (0, 1000, 1001)
+
+
+def _world(s, persona, rules, seed):
+    rng, _ = seeding.np_random(seed)
+    world = World(s, persona, rng, rules=dict(rules), face="text")
+    return world, TextTools(world)
+
+
+@pytest.mark.parametrize("name", shipped_names())
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_a_request_naming_one_matter_never_asks_for_another_matters_action(name, persona):
+    """Class sweep over every pair and three seeds: at every decision point, for every open action
+    and every listed matter that does not concern it, a request (and an execute) naming that
+    matter with the action's own arguments is refused with the matter it named, or files under
+    it — it never reaches the other matter's task, and nothing is kept for later. (A need no
+    matter concerns yet may be taken by a call naming the notice that brought it up: see below.)"""
+    probes = 0
+    for seed in SEEDS:
+        s, choice = drawn(name, persona, seed)
+        world, tools = _world(s, persona, choice["rules"], seed)
+        while not world.done:
+            world.advance()
+            if world.done:
+                break
+            tools.settle()
+            for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed]:
+                for matter in list(world.matters.values()):
+                    if task.index in matter.tasks:
+                        continue
+                    owner = world.matter_of(task)
+                    if owner is None:
+                        continue  # a need no matter concerns yet: a call naming the notice that brought it up may take it
+                    before = (task.approval, task.presented, task.executed, len(tools.earlier))
+                    action = {"tool": task.spec.action.tool, "args": dict(task.spec.action.args)}
+                    for tool, args in (("request_approval", {"message": "Please approve this.", "actions": [action],
+                                                             "about": matter.id}),
+                                       (action["tool"], {**action["args"], "about": matter.id})):
+                        try:
+                            said = tools.call(tool, args)
+                        except ToolError as refused:
+                            said = str(refused)
+                        probes += 1
+                        reached = (task.approval, task.presented, task.executed, len(tools.earlier)) != before
+                        assert not reached, f"{name}/{persona}/{seed} {tool} about {matter.id} reached {owner.id}'s {task.spec.id}: {said}"
+                        assert "kept" not in said, said
+    assert probes > 0
+
+
+def _exam_prep(persona="operator", seed=1003):
+    s, choice = drawn("exam_prep", persona, seed)
+    return _world(s, persona, choice["rules"], seed)
+
+
+def _advance_to(world, tools, minute):
+    while not world.done and world.now < minute:
+        world.advance()
+        tools.settle()
+
+
+def test_a_request_about_m1_for_an_action_no_open_matter_calls_for_is_refused_not_kept():
+    """Round 18 (exam_prep / operator / 1003): a request sent with `about: m1` was "kept: it fits
+    no open matter" and filed later under another matter. Now it is refused, naming m1."""
+    world, tools = _exam_prep()
+    _advance_to(world, tools, 9 * 60 + 1)
+    first = next(iter(world.matters))
+    call = {"message": "Shall I put the room confirmation in your calendar for Thursday?", "about": first,
+            "actions": [{"tool": "add_calendar_event", "args": {
+                "title": "Confirm Calder room G14 (CLB-440917) in the app before 12:00", "date": "2026-05-14"}}]}
+    with pytest.raises(ToolError, match=rf"not sent — {first} calls for none of these actions now"):
+        tools.call("request_approval", call)
+    assert not tools.earlier
+    kept = tools.call("request_approval", {k: v for k, v in call.items() if k != "about"})  # without about: kept
+    assert kept.startswith("Request kept") and len(tools.earlier) == 1
+
+
+def test_a_kept_request_about_one_date_never_approves_an_action_on_another():
+    """Round 18 (exam_prep m18): an approval given to a request about one date counted for a new
+    matter about another — the request for the 22 May deadline (t10's action, still to come) was
+    claimed by the Sunday-session entry of 17 May, because a claim needed only most arguments."""
+    from proactive_env.sim.tools import _fits
+
+    world, _ = _exam_prep("planner", 0)
+    session = world.by_id["t11_sunday_session"]
+    deadline = {"title": "Submit BMS2033 Lab report 2 — due 16:00 (extension EXT-24817)", "date": "2026-05-22",
+                "end": "16:00"}
+    assert not _fits(session, {"args": deadline, "text": "the lab report's new deadline"})
+    own = {"title": "Study session at Priya's", "date": "2026-05-17", "start": "14:00", "end": "16:00",
+           "location": "14 Ashcroft Road"}
+    assert _fits(session, {"args": own, "text": "Sunday's session"})
+    assert _fits(world.by_id["t10_extension_check"], {"args": {**deadline, "location": "Turnitin"}, "text": "x"})
+
+
+def test_an_action_naming_a_notice_still_reaches_the_need_it_brought_up():
+    """What the rule keeps: an action named under a notice (a matter of no task of its own) goes to
+    the open need no matter concerns yet whose arguments it gives."""
+    world, tools = _exam_prep("operator", 0)
+    task = world.by_id["t06_room_confirmation"]
+    while not world.done and not task.active:
+        world.advance()
+        tools.settle()
+        if world.by_id["t03_room_booking"].active and not world.by_id["t03_room_booking"].executed:
+            args = dict(world.by_id["t03_room_booking"].spec.action.args)
+            tools.call("book_study_room", {**args, "about": "t03_room_booking"})
+    notice = next(m for m in world.matters.values() if not m.tasks and "CLB-440917" in m.title)
+    said = tools.call("add_calendar_event", {**task.spec.action.args, "about": notice.id})
+    assert said.startswith("Done: add_calendar_event") and task.executed, said
