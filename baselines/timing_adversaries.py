@@ -110,6 +110,15 @@ def bigger_waiting(gap: float) -> Callable:
     return rule
 
 
+def compute_waiting(obs: dict[str, np.ndarray], slot: int) -> bool:
+    """Compute-first: keep an untouched task that needs no resource back while an untouched one
+    that does is open (the compute is the scarce thing, so run it first)."""
+    tasks = task_rows(obs)
+    if not _untouched(tasks[slot]) or tasks[slot, F["needs_resource"]]:
+        return False
+    return any(tasks[s, F["needs_resource"]] and _untouched(tasks[s]) for s in open_slots(obs) if s != slot)
+
+
 def not_most_urgent(obs: dict[str, np.ndarray], slot: int) -> bool:
     """Defer-all-but-most-urgent: every open untouched task but the single most urgent one."""
     slots = open_slots(obs)
@@ -147,6 +156,8 @@ FAMILIES: dict[str, tuple[Callable | None, Callable | None]] = {
     **{f"hold-while-more-urgent-{g}+allocate-when-busy": (outranked(g), compute_busy) for g in (0.05, 0.15, 0.3)},
     **{f"bigger-job-first-{g}": (bigger_waiting(g), None) for g in (0.01, 0.1)},
     **{f"bigger-job-first-{g}+allocate-when-busy": (bigger_waiting(g), compute_busy) for g in (0.01, 0.1)},
+    "compute-first": (compute_waiting, None),
+    "compute-first+allocate-when-busy": (compute_waiting, compute_busy),
     "defer-all-but-most-urgent": (not_most_urgent, None),
     "allocate-all-compute": (None, needs_compute),
     "allocate-when-busy": (None, compute_busy),
@@ -184,7 +195,7 @@ class TextTimingRule(TextScriptedAgent):
 
 POSTPONE_TIMES = {"09:00": 9 * 60, "14:00": 14 * 60, "20:00": 20 * 60}
 TEXT_FAMILIES = ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15", "hold-while-more-urgent-0.15+allocate-when-busy",
-                 "bigger-job-first-0.01",
+                 "bigger-job-first-0.01", "compute-first",
                  "defer-all-but-most-urgent", "allocate-all-compute", "allocate-when-busy", "start-everything-then-defer")
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from .evaluate import play
 from .replay import rescore
 from .spec import PERSONAS, load_scenario
+from .spec.expand import resource_use
+from .spec.validate import trigger_minute
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,20 @@ def deadline_order_wrong(scenario) -> list[str]:
             and needed(ids[d.urgent]) > needed(ids[d.competing])]
 
 
+def _started_at_once_over_use(scenario) -> bool:
+    """Would some task's work, started the moment the task comes up, run over the user's own use
+    of its resource? (Where none would, working at once cannot intrude.)"""
+    for task in scenario.tasks:
+        resource = task.work.resource
+        if resource is None:
+            continue
+        start = trigger_minute(scenario, task)
+        end = start + task.work.units * task.work.minutes
+        if any(a < end and start < b for a, b in resource_use(scenario, resource)):
+            return True
+    return False
+
+
 def _data_rules(scenario, runs) -> list[Rule]:
     rules = []
     n = len(scenario.ta_decisions)
@@ -151,8 +167,7 @@ def _data_rules(scenario, runs) -> list[Rule]:
                    if e["type"] in ("record", "event") and e.get("id") in conditional | conditional_events})
     rules.append(Rule("noop's world stays quiet (no conditional record or event fires)", not loud,
                       f"fired: {loud}" if loud else f"{len(conditional) + len(conditional_events)} conditional items"))
-    contended = any(r.user_busy or r.weekly for r in scenario.resources)
-    if contended:
+    if _started_at_once_over_use(scenario):
         intrusions = sum(1 for r in runs["policy-follower", "reviewer"] for e in r["log"] if e["type"] == "intrusion")
         rules.append(Rule("work at once over the user's own use (policy-follower) intrudes on a contended resource",
                           intrusions > 0, f"{intrusions} intrusions over {len(runs['policy-follower', 'reviewer'])} runs"))

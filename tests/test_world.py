@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from proactive_env.sim import World
-from proactive_env.spec import parse_scenario, user_busy
+from proactive_env.spec import parse_scenario, shipped_names, user_busy
 from proactive_env.spec.timeline import parse_at
 
 SKELETON = Path(__file__).parent.parent / "docs" / "skeleton.yaml"
@@ -137,11 +137,19 @@ def test_the_agents_own_follow_up_brings_an_agent_triggered_task_forward():
     assert task.active and w.now == task_spec.trigger.earliest + 30 < task_spec.trigger.at
 
 
-@pytest.mark.parametrize("name", ["experiments", "exam_prep", "job_applications", "meal_planning",
-                                  "pottery_studio", "apartment_move", "monitor"])
+def _contended() -> list[str]:
+    from proactive_env.check import _started_at_once_over_use
+    from proactive_env.spec import load_scenario
+
+    return [n for n in shipped_names() if _started_at_once_over_use(load_scenario(n))]
+
+
+@pytest.mark.parametrize("name", _contended())
 def test_working_at_once_over_a_contended_resource_loses_ta_and_trust(name):
     """'Always now' (the policy-follower starts every job the moment it can) runs into the user's
-    own use on every scenario with a contended resource, and loses TA and trust there."""
+    own use on every scenario where some job, started when its task comes up, would run over it
+    (``check``'s rule: monitor's one laptop job, since suite 0.6.0, comes up as the laptop is
+    freed), and loses TA and trust there."""
     from runs import runs
 
     played = runs("policy-follower", name, "reviewer")
