@@ -17,10 +17,9 @@ STRUCTURED_SEEDS, TEXT_SEEDS = (1000, 1001, 1002), (1000,)
 FOLLOWER = {"structured": "policy-follower", "text": "text-policy-follower"}
 FAMILIES = [(n, "structured") for n in STRUCTURED_NAMES] + [(n, "text") for n in TEXT_NAMES]
 
-# The issue's bounds: TA ≤ 25 % and J ≤ the policy-follower's + 0.05 for every family. The TA bound
-# holds; the J bound is held at what the suite reaches today (see docs/suite-changelog.md), with
-# the issue's own bound a strict xfail until the remaining decisions are re-authored.
-BOUND_TA, BOUND_GAIN, HELD_GAIN = 0.25, 0.05, 0.08
+# Issue 19's bounds, for every family over the whole suite: TA ≤ 25 % and J ≤ the policy-follower's
+# + 0.05 (suite 0.6.0: at most TA 0.10 and + 0.039, hold-while-more-urgent-0.3+allocate-when-busy).
+BOUND_TA, BOUND_GAIN = 0.25, 0.05
 
 
 def suite(agent: str, face: str, metric: str) -> float:
@@ -35,18 +34,9 @@ def test_no_timing_family_reaches_j_0_8(agent, face):
 
 
 @pytest.mark.parametrize("agent, face", FAMILIES)
-def test_timing_families_stay_within_the_ta_bound_and_the_held_j_gain(agent, face):
+def test_every_timing_family_within_issue_19_bounds(agent, face):
     assert suite(agent, face, "TA") <= BOUND_TA
-    assert suite(agent, face, "J") <= suite(FOLLOWER[face], face, "J") + HELD_GAIN
-
-
-@pytest.mark.xfail(strict=True, reason="issue 19's J bound: hold-while-more-urgent-0.3 and the allocate families "
-                                       "still gain 0.06-0.07 J over the follower (the decisions they win are listed in "
-                                       "docs/suite-changelog.md)")
-def test_every_timing_family_within_issue_19_bounds():
-    over = {agent: (round(suite(agent, face, "TA"), 3), round(suite(agent, face, "J") - suite(FOLLOWER[face], face, "J"), 3))
-            for agent, face in FAMILIES}
-    assert all(ta <= BOUND_TA and gain <= BOUND_GAIN for ta, gain in over.values()), over
+    assert suite(agent, face, "J") <= suite(FOLLOWER[face], face, "J") + BOUND_GAIN
 
 
 def test_the_oracles_pass_every_decision_and_no_decoy_on_the_test_split():
