@@ -32,11 +32,12 @@ def _task(trajectory, task_id):
     return next(t for t in trajectory["scores"]["tasks"] if t["task"] == task_id)
 
 
-@pytest.mark.parametrize("task_id", ["t12_practice_set", "t05_flashcards"])
+@pytest.mark.parametrize("task_id", ["t12_practice_set"])
 def test_work_done_through_a_domain_tool_states_its_facts_without_prose(task_id):
     """Round 18 (exam_prep / operator / 1003): executed tasks scored outputs 50 and no semantics,
     because a fact counted only in the agent's prose. The practice set saved with its questions
-    states them."""
+    states them. (Round 18's flashcards, t05, were re-authored in suite 0.6.0 into a set made
+    with Jamie in review mode, whose facts are the session's, not the saved notebook's.)"""
     trajectory = play(_Silent({task_id}), "exam_prep", "operator", 1003)
     scored = _task(trajectory, task_id)
     assert scored["components"]["outputs"] == 1.0 and scored["components"]["semantics"] > 0, scored

@@ -209,3 +209,25 @@ def test_no_decision_is_won_by_doing_everything_at_once(name):
     won = {d["id"] for p in PERSONAS for seed in (0, 1000, 1001)
            for d in play(make_agent("policy-follower"), name, p, seed)["scores"]["ta_decisions"] if d["J_share"] > 0}
     assert not won, won
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_telling_the_user_about_the_competing_task_competes_only_for_their_time(name):
+    """Blind round 19 (pottery_studio/reviewer/1008): a message explaining that the test tiles wait
+    for Saturday's free kiln, sent inside a kiln clash, failed the decision as if the tiles had been
+    fired. In a clash over a resource only running the competing work on it competes; in a clash
+    over the user's time, putting the competing matter to them does."""
+    s = load_scenario(name)
+    checked = 0
+    for d in s.ta_decisions:
+        def inside(w, t, d=d):
+            return t.spec.id == d.competing and d.start <= w.now < d.end and w.by_id[d.urgent].active
+        run = play(_OracleWith(inside, Verb.PRESENT), name, "planner", 0)
+        presented = any(e["type"] == "present" and e.get("task") == d.competing and d.start <= e["t"] < d.end
+                        for e in run["log"])
+        if not presented:
+            continue
+        checked += 1
+        won = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)["J_share"] > 0
+        assert won == (d.shares != "user_time"), (d.id, d.shares)
+    assert checked, "no decision where the competing task could be put to the user inside the window"

@@ -332,12 +332,15 @@ class RunScorer:
 
     # ------------------------------------------------------------------ temporal allocation
     def _attend(self, task: _Task, t: int) -> None:
-        """Substantive work on a task at minute ``t``, in TA terms."""
+        """Substantive work on a task at minute ``t``, in TA terms: for the urgent task, handling
+        it; for the competing one, taking what the decision is about — the user's time (a message,
+        a request, an action put to them). In a clash over a resource only running the competing
+        work on it in the window competes (``_work``): telling the user about it does not."""
         for d in self.decisions:
             if d.spec.start <= t < d.spec.end:
                 if task.spec.id == d.spec.urgent:
                     self._handled(d)
-                elif task.spec.id == d.spec.competing:
+                elif task.spec.id == d.spec.competing and d.spec.shares == "user_time":
                     d.competed = True
 
     def _handled(self, d: _Decision) -> None:
