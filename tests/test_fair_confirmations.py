@@ -11,6 +11,7 @@ from proactive_env.baselines import TextOracleAgent
 from proactive_env.evaluate import play
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names
 from proactive_env.spec.derive import PLACEHOLDER, action_sources, fill, fill_fields, names_hold, placeholders
+from proactive_env.spec.meaning import leaves
 
 
 def _texts(scenario):
@@ -23,17 +24,6 @@ def _texts(scenario):
         for v, ver in enumerate(rec.versions, start=1):
             yield (f"record:{rec.id}:{v}", ver.when or rec.when or revealing.get(rec.id),
                    f"{ver.title or rec.title} {ver.text}", {**rec.fields, **ver.fields})
-
-
-def _leaves(value):
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v)
-    else:
-        yield value
 
 
 def _foreign(value, counter=[0]):
@@ -81,9 +71,9 @@ def test_what_confirms_an_executed_action_quotes_only_the_arguments_it_was_execu
             continue  # about something this agent's action did not include: the world never shows it
         shown = fill(text, args) + " " + json.dumps(fill_fields(fields, args), default=str, ensure_ascii=False)
         assert "{{" not in shown, f"{name} {key}"
-        given = [str(f) for f in _leaves(args)]  # what this agent gave (compared arguments as the reference's)
+        given = [str(f) for _, f in leaves(args)]  # what this agent gave (compared arguments as the reference's)
         for k in action.free_text:
-            stale = [leaf for leaf in _leaves(action.args.get(k)) if _quotes(shown, leaf)
+            stale = [leaf for _, leaf in leaves(action.args.get(k)) if _quotes(shown, leaf)
                      and not any(_quotes(f, leaf) for f in given)]
             assert not stale, f"{name} {key}: quotes the reference's {k} {stale} the agent did not give"
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,18 +181,21 @@ def same_list(expected: list, given: Any, same=None) -> bool:
     return True
 
 
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every scalar inside nested mappings and lists, with where it is (``a.b[0].c``)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for j, v in enumerate(value):
+            yield from leaves(v, f"{path}[{j}]")
+    else:
+        yield path, value
+
+
 def _states(text: str, expected: dict) -> bool:
     """Does a string state every value of an object (each as whole terms, nested ones too)?"""
-    def values(v):
-        if isinstance(v, dict):
-            for x in v.values():
-                yield from values(x)
-        elif isinstance(v, list):
-            for x in v:
-                yield from values(x)
-        elif v is not None and not isinstance(v, bool):
-            yield v
-    return all(mentions(text, _plain(v)) for v in values(expected))
+    return all(mentions(text, _plain(v)) for _, v in leaves(expected) if v is not None and not isinstance(v, bool))
 
 
 def _plain(value: Any) -> str:

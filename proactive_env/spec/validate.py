@@ -11,6 +11,7 @@ import json
 
 from .derive import action_sources, names_hold, placeholders
 from .expand import resource_use, user_busy
+from .meaning import leaves, mentions
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
 
@@ -517,8 +518,6 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
     them, not free text; an optional argument is compared only if given, so leaving it out is
     always right) is said, on meaning, by something the agent can see before the task's deadline:
     a record or version that has appeared by then, an event by then, or the task's own request."""
-    from .meaning import mentions  # (spec's own matcher; imported here to keep loading light)
-
     tools = {t.name: t for t in s.tools}
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
@@ -528,8 +527,8 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
         for key, value in task.action.args.items():
             if key in task.action.free_text or key not in params or not params[key].required:
                 continue
-            for where, leaf in _leaves(f"tasks[{i}].action.args.{key}", value):
-                if not isinstance(leaf, bool) and not _said(said, leaf, mentions):
+            for where, leaf in leaves(value, f"tasks[{i}].action.args.{key}"):
+                if not isinstance(leaf, bool) and not _said(said, leaf):
                     yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
                                   f"no record, event or the request says {leaf!r}")
 
@@ -537,7 +536,7 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
 ZERO_WORDS = ("free of charge", "no charge", "no extra cost", "at no cost", "no fee", "costs nothing")
 
 
-def _said(text: str, value, mentions) -> bool:
+def _said(text: str, value) -> bool:
     """Does ``text`` say ``value``? A zero amount is said by "free of charge", "no fee" and the like."""
     zero = isinstance(value, (int, float)) and value == 0
     return mentions(text, str(value)) or (zero and any(mentions(text, w) for w in ZERO_WORDS))
@@ -551,17 +550,6 @@ def _on_record_by(s: Scenario, minute: int) -> str:
             parts += [r.title, r.text, *map(str, r.fields.values())]
         parts += [x for v in r.versions if v.at <= minute for x in (v.text, *map(str, v.fields.values()))]
     return "\n".join(parts)
-
-
-def _leaves(path: str, value) -> Iterator[tuple[str, object]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(f"{path}.{k}", v)
-    elif isinstance(value, list):
-        for j, v in enumerate(value):
-            yield from _leaves(f"{path}[{j}]", v)
-    else:
-        yield path, value
 
 
 # ------------------------------------------------------------------ a world that remembers (issue #20.5)
