@@ -434,8 +434,8 @@ class RunScorer:
                                               self.schedule.resource_free(work.resource, start, end))
 
     def _close_windows(self, t: float) -> bool:
-        if t < self._next_window_end:  # (asked at every entry: nothing closes before the earliest end)
-            return False
+        """Close the TA windows that have ended by ``t``; note when the next one ends (``_entry``
+        asks at every entry, so nothing is looked at before then)."""
         closed = False
         for d in self.decisions:
             if not d.closed and t >= d.spec.end:
@@ -488,12 +488,9 @@ class RunScorer:
         if not all(type(j) is RubricJudge for j in self.judges):
             return judge_task(self.judges, spec, work), self._constraints(spec, work)
         key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
-        hit = _JUDGED.get(key)
-        if hit is None or hit[0] is not spec:
-            if len(_JUDGED) >= 8192:
-                _JUDGED.clear()
-            hit = _JUDGED[key] = (spec, judge_task(self.judges, spec, work), self._constraints(spec, work))
-        return dict(hit[1]), hit[2]
+        diagnostics, constraints = _JUDGED.get(key, (spec,), lambda: (judge_task(self.judges, spec, work),
+                                                                     self._constraints(spec, work)))
+        return dict(diagnostics), constraints
 
     def _met(self, task: _Task, wanted: Depth) -> bool:
         if wanted == Depth.NOOP:
@@ -596,13 +593,8 @@ class RunScorer:
         s = self.scenario
         changes = tuple(ev.policy_change for ev in s.events if ev.policy_change is not None)
         key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)))
-        hit = _COUNTED.get(key)
-        if hit is None:
-            if len(_COUNTED) >= 4096:
-                _COUNTED.clear()
-            counted = frozenset(t.id for t in s.tasks if not t.requires or self._oracle_reaches(t))
-            hit = _COUNTED[key] = ((tuple(s.tasks), s.personas, s.variants, changes), counted)
-        return hit[1]
+        return _COUNTED.get(key, (*s.tasks, s.personas, s.variants, *changes),
+                            lambda: frozenset(t.id for t in s.tasks if not t.requires or self._oracle_reaches(t)))
 
     def denominators(self) -> dict[str, float]:
         return {"tasks": len(self.counted), "weight": self.counted_weight,
@@ -741,22 +733,35 @@ class RunScorer:
 # Log entries the scorer reads only for their time (the branches of ``RunScorer._entry`` name
 # none of them; tests/test_env_fast_path.py checks): skipped before the branches.
 _UNREAD = frozenset({"action", "followup", "allocate_failed", "request_lapsed", "event_moot", "matter"})
-_COUNTED: dict[tuple, tuple] = {}  # key -> (the objects keyed by id, held; the counted task ids)
-_JUDGED: dict[tuple, tuple] = {}  # (id(task), work, rubric versions) -> (task, diagnostics, constraints)
-_SOURCE_TEXTS: dict[tuple, tuple] = {}  # per record content: a seed's variant shares it with the file
-_SUBSTANTIVE: dict[tuple, tuple] = {}  # (id(task), work) -> (task, substantive?)
+
+
+class _HeldCache:
+    """A bounded cache whose keys hold ``id()``s: each entry keeps the objects whose ids its key
+    uses, so while it lives no other object can take those ids and a key names the very objects
+    (a seed's variant shares the file's task, record and persona objects, so hits repeat)."""
+
+    def __init__(self, size: int):
+        self.size, self.entries = size, {}
+
+    def get(self, key: tuple, held: tuple, compute):
+        hit = self.entries.get(key)
+        if hit is None:
+            if len(self.entries) >= self.size:
+                self.entries.clear()
+            hit = self.entries[key] = (held, compute())
+        return hit[1]
+
+
+_COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, changes) -> the counted task ids
+_JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
+_SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
+_SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?
 
 
 def _substantive(spec: Task, work: TaskWork) -> bool:
     """``judge.substantive``, cached per (task, work): a pure function of the two, and the work a
     structured agent's play composes repeats across episodes (it is asked at every task's close)."""
-    key = (id(spec), work)
-    hit = _SUBSTANTIVE.get(key)
-    if hit is None or hit[0] is not spec:
-        if len(_SUBSTANTIVE) >= 8192:
-            _SUBSTANTIVE.clear()
-        hit = _SUBSTANTIVE[key] = (spec, substantive(spec, work))  # (held: its id stays its own)
-    return hit[1]
+    return _SUBSTANTIVE.get((id(spec), work), (spec,), lambda: substantive(spec, work))
 
 
 def _source_texts(record) -> tuple[str, ...]:
@@ -764,14 +769,7 @@ def _source_texts(record) -> tuple[str, ...]:
     the texts that copying is measured against. Cached: a variant's record is the file's or a
     shallow copy with another ``appears`` (same ``fields`` and ``versions`` objects)."""
     key = (record.id, record.title, record.text, id(record.fields), id(record.versions))
-    hit = _SOURCE_TEXTS.get(key)
-    if hit is not None and hit[0] is record.fields and hit[1] is record.versions:
-        return hit[2]
-    texts = tuple(_compose_source_texts(record))
-    if len(_SOURCE_TEXTS) >= 4096:
-        _SOURCE_TEXTS.clear()
-    _SOURCE_TEXTS[key] = (record.fields, record.versions, texts)  # (held: their ids stay theirs)
-    return texts
+    return _SOURCE_TEXTS.get(key, (record.fields, record.versions), lambda: tuple(_compose_source_texts(record)))
 
 
 def _compose_source_texts(record) -> list[str]:
