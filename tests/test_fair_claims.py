@@ -97,6 +97,37 @@ def found_claims(scenario: Scenario) -> list[Claim]:
     return claims
 
 
+_DOES = r"(?:starts?|runs|launch(?:es)?|sends?|places?|books?|pays?|orders?|submits?|creates?|schedules?|queues?)"
+
+
+def _says_it_does(sentence: str, noun: str) -> bool:
+    """Does the sentence say, without a negation, that something does ``noun``'s effect: a doing
+    verb with the noun as its object ("starts a job") or the noun's own doing ("a job that starts")?"""
+    words = re.escape(noun)
+    object_of = re.search(rf"\b{_DOES}\b(?:\W+\w+){{0,3}}?\W+{words}s?\b", sentence, re.I)
+    subject_of = re.search(rf"\b{words}s?\W+(?:that|which)\W+(?:\w+\W+)?{_DOES}\b", sentence, re.I)
+    return bool(object_of or subject_of) and not _NEGATION.search(sentence)
+
+
+def claims_of_another_tasks_action(scenario: Scenario) -> list[str]:
+    """Execute tools whose text says they do the effect of another task's scored action (a tool
+    making the same kind of thing is not another's)."""
+    tools = {t.name: t for t in scenario.tools}
+    out = []
+    for task in scenario.tasks:
+        scored = tools.get(task.action.tool) if task.action else None
+        if scored is None or not scored.creates:
+            continue
+        noun = scored.creates.replace("_", " ")
+        for tool in scenario.tools:
+            if tool.depth != "execute" or tool.name == scored.name or tool.creates == scored.creates:
+                continue
+            texts = [tool.description] + [p.description for p in tool.params.values() if p.description]
+            out += [f"{tool.name}: {s!r} claims {task.id}'s {scored.name}" for text in texts
+                    for s in _sentences(text) if _says_it_does(s, noun)]
+    return out
+
+
 def _checklist() -> dict[str, list[dict]]:
     return yaml.safe_load(CHECKLIST.read_text(encoding="utf-8"))
 
@@ -124,6 +155,14 @@ def test_the_checklist_has_no_stale_entry(name):
     claims = found_claims(load_scenario(name))
     stale = [e for e in _checklist().get(name, []) if not any(_entry_for([e], c) for c in claims)]
     assert not stale, f"{name}: entries that match no claim any more: {stale}"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_no_tool_says_it_does_what_another_tasks_scored_action_does(name):
+    """For each task's scored action, no other execute tool's text says it does that action's
+    effect: the scorer would refuse the tool the text offers (round 20's "book_gpu_slot …
+    optionally with a job that starts in it" beside t06's launch_job)."""
+    assert not claims_of_another_tasks_action(load_scenario(name))
 
 
 def _minute(scenario: Scenario, at: str) -> int:
@@ -187,6 +226,8 @@ def test_the_detector_finds_the_round_20_claims():
     found = {(c.where, c.marker.lower()) for c in found_claims(old)}
     assert ("record:booking_sheet", "starts automatically") in found
     assert ("tool:book_gpu_slot", "optionally with") in found
+    assert ("book_gpu_slot: \"Book a free night slot on the lab's night-slot sheet for Dana, optionally with a job "
+            "that starts in it.\" claims t06_ablation_queue's launch_job") in claims_of_another_tasks_action(old)
 
 
 def _step(env, tool, **arguments):
