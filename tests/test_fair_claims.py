@@ -260,3 +260,20 @@ def test_round_20_a_booking_with_the_ablation_attached_runs_nothing_and_says_so(
     assert "starts nothing" in described and "launch_job" in described
     assert _step(env, "launch_job", **ablation.spec.action.args).startswith("Done: launch_job")
     assert ablation.executed
+
+
+def test_registration_is_open_until_the_time_the_records_give():
+    """The fee page and the acceptance email say the early bird and the author deadline end at
+    23:59 EDT on Wednesday 10 June (04:59 UK): an operator who registers at 23:30 UK that night is
+    on time. The task used to close at 21:00 UK, 8 hours before the records' deadline."""
+    env = ProactivityTextEnv("conference_trip", "operator")
+    env.reset(seed=0)
+    world = env.world
+    registration = world.by_id["t02_registration"]
+    late_evening = 2 * 1440 + 23 * 60 + 30  # D3 23:30 UK = 18:30 EDT
+    assert _step(env, "schedule_followup", at="D3 23:30").startswith("Follow-up set")
+    while world.now < late_evening:
+        _step(env, "wait")
+    assert world.now == late_evening and registration.active and not registration.closed
+    result = _step(env, "submit_registration", **registration.spec.action.args)
+    assert result.startswith("Done: submit_registration") and registration.executed
