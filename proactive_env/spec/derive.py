@@ -27,7 +27,7 @@ import json
 import re
 from typing import Any
 
-from .meaning import mentions
+from .meaning import entity_names, mentions
 
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}")
 _FILTERS = {"count", "money", "sum"}
@@ -178,3 +178,10 @@ def action_sources(scenario) -> dict[str, str]:
             if (task := of(version.when) or base) is not None:
                 out[f"record:{rec.id}:{v}"] = task
     return out
+
+
+def record_names(s) -> frozenset[str]:
+    """The entities the scenario's records name by their titles (every version's title too):
+    ``meaning.entity_names``, for comparing an action's arguments (a record's own title names its
+    entity: "The Weybosset Hotel" for "The Weybosset Hotel, Providence")."""
+    return entity_names(title for r in s.records for title in (r.title, *(v.title for v in r.versions)))
