@@ -27,7 +27,8 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
-              _drawn_rules_stated, _distractors_alone, _declared_arguments, _reference_values_on_record,
+              _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
+              _distractors_alone, _declared_arguments, _reference_values_on_record,
               _conditions_on_tasks, _derived_texts)
     return [problem for check in checks for problem in check(s)]
 
@@ -459,6 +460,39 @@ def _drawn_rules_stated(s: Scenario) -> Iterator[Problem]:
         for category in sorted(set(s.variants.rules.get(name, {})) - named):
             yield (f"personas.{name}.policy", f"'{{rule:{category}}}' where the prose states the {category} rule: "
                    f"a seed draws it among {s.variants.rules[name][category]}")
+
+
+def _descriptions_state_no_depth(s: Scenario) -> Iterator[Problem]:
+    """A category's description says what the matters are, never how to handle them: the briefing
+    shows it beside whatever rule this run holds (``c (description): rule words``), so a depth in
+    it ("you draft, I check and send") contradicts every other rule a seed or a change may give."""
+    from .variant import stated_depths
+
+    for category, text in s.categories.items():
+        depths = stated_depths(text)
+        if depths:
+            yield (f"categories.{category}", f"a description that states no depth (the rule beside it does); "
+                                             f"it reads as {sorted(depths)}")
+
+
+def _prose_leaves_drawn_rules_to_placeholders(s: Scenario) -> Iterator[Problem]:
+    """A sentence of a persona's prose that states a depth names no category whose rule a seed draws
+    (by its name, "update"): that rule is stated only by ``{rule:category}``, so no words outside it
+    can contradict the rule drawn."""
+    import re
+
+    from .variant import RULE_PLACEHOLDER, stated_depths
+
+    for name, persona in s.personas.items():
+        drawn = s.variants.rules.get(name, {})
+        prose = RULE_PLACEHOLDER.sub(". ", persona.policy)
+        for sentence in re.split(r"(?<=[.!?])\s+", prose):
+            depths = stated_depths(sentence)
+            for category in sorted(drawn):
+                if depths and mentions(sentence, category.replace("_", " ")):
+                    yield (f"personas.{name}.policy", f"the {category} rule stated only by {{rule:{category}}} (a seed "
+                                                      f"draws it among {sorted(drawn[category])}); this sentence states "
+                                                      f"{sorted(depths)} for it: {sentence!r}")
 
 
 def _distractors_alone(s: Scenario) -> Iterator[Problem]:
