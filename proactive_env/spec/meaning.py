@@ -71,6 +71,7 @@ def _normal(text: str, weekdays: bool) -> str:
     t = t.lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
     t = t.replace("&", " and ")  # "walnut & raisin" is "walnut and raisin"
+    t = re.sub(r"\b(\d{4}-\d{2}-\d{2})t(?=\d{2}:\d{2})", r"\1 ", t)  # ISO "2026-05-15T16:00" is the date and the time
     t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
     t = _MONTH_NAME.sub(lambda m: _MONTH_NAMES[m[0]], t)
     if weekdays:

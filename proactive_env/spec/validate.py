@@ -550,21 +550,34 @@ def _declared(path: str, args: dict, params: dict, free: list[str] = ()) -> Iter
 def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
     """Every value the scorer demands of an action (its required arguments and every key inside
     them, not free text; an optional argument is compared only if given, so leaving it out is
-    always right) is said, on meaning, by something the agent can see before the task's deadline:
-    a record or version that has appeared by then, an event by then, or the task's own request."""
+    always right) is said, on meaning, by something the agent can see before the task's deadline
+    (``visible_by``) or among the values the tool's schema enumerates. The task's
+    description is the author's note, never shown: it says nothing to the agent."""
     tools = {t.name: t for t in s.tools}
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
         params = tools[task.action.tool].params
-        said = _on_record_by(s, task.deadline) + "\n" + task.description
+        said = visible_by(s, task.deadline, task.id) + "\n" + json.dumps(_schema_text(params), ensure_ascii=False)
         for key, value in task.action.args.items():
             if key in task.action.free_text or key not in params or not params[key].required:
                 continue
             for where, leaf in leaves(value, f"tasks[{i}].action.args.{key}"):
                 if not isinstance(leaf, bool) and not _said(said, leaf):
                     yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
-                                  f"no record, event or the request says {leaf!r}")
+                                  f"no record, event or enum of the tool's schema says {leaf!r}")
+
+
+def _schema_text(params: dict) -> list:
+    """The values a tool's declared arguments name: their enums (a description's "0 for a free
+    form" or an example says what a value looks like, not which one this matter needs)."""
+    out: list = []
+    for p in params.values():
+        out += [*(p.enum or [])]
+        out += _schema_text(p.properties)
+        if p.items is not None:
+            out += _schema_text({"": p.items})
+    return out
 
 
 ZERO_WORDS = ("free of charge", "no charge", "no extra cost", "at no cost", "no fee", "costs nothing")
@@ -576,13 +589,23 @@ def _said(text: str, value) -> bool:
     return mentions(text, str(value)) or (zero and any(mentions(text, w) for w in ZERO_WORDS))
 
 
-def _on_record_by(s: Scenario, minute: int) -> str:
-    """All the text of the records, versions and events that can have appeared by ``minute``."""
-    parts = [e.text for e in s.events if e.at <= minute]
+def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str | None = None) -> str:
+    """All the text of the records, versions and events the agent can have seen by ``minute``:
+    unconditional ones, and those that wait for a state the expected behaviour (of ``persona``,
+    or of some persona) reaches — never one that waits for ``task`` itself (what its own action
+    brings cannot tell the agent how to do it)."""
+    ids = {t.id: t for t in s.tasks}
+
+    def seen(cond: When | None) -> bool:
+        return cond is None or (cond.task != task and cond.task in ids
+                                and cond.state in reachable_states(s, ids[cond.task], persona))
+
+    parts = [e.text for e in s.events if e.at <= minute and seen(e.when)]
     for r in s.records:
-        if r.appears is None or r.appears <= minute:
+        if (r.appears is None or r.appears <= minute) and seen(r.when):
             parts += [r.title, r.text, *map(str, r.fields.values())]
-        parts += [x for v in r.versions if v.at <= minute for x in (v.text, *map(str, v.fields.values()))]
+            parts += [x for v in r.versions if v.at <= minute and seen(v.when)
+                      for x in (v.title or "", v.text, *map(str, v.fields.values()))]
     return "\n".join(parts)
 
 
