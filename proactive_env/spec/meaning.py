@@ -85,8 +85,9 @@ def _normal(text: str, weekdays: bool) -> str:
     t = re.sub(r"\b(gbp|usd|eur)(?=\d)", r"\1 ", t)  # "gbp160" → "gbp 160"
     t = re.sub(r"(?<!gbp )(?<!usd )(?<!eur )(?<![\d.])(\d+(?:\.\d+)?)\s*(gbp|usd|eur)\b(?!\s*\d)", r"\2 \1", t)  # "160 gbp" → "gbp 160"
     t = re.sub(r"\b(\d+)\.0+\b", r"\1", t)  # 160.00 → 160
-    t = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", _clock, t)
+    t = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\b\.?", _clock, t)  # "9am", "2:40 p.m."
     t = re.sub(r"\b(\d):(\d{2})\b", r"0\1:\2", t)
+    t = re.sub(r"\b(\d{2}:\d{2})\s*(?:-|to|until|till)\s*(\d{2}:\d{2})\b", r"\1-\2", t)  # a span: "16:00 to 19:00"
     for pattern, repl in _UNITS:
         t = re.sub(pattern, repl, t)
     t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|mg|ml|g|km|oz|lb|%)(?![\w])", r"\1 \2", t)
