@@ -103,3 +103,48 @@ def test_the_weybosset_hotel_and_castle_street_pharmacy_are_what_their_records_c
     tool = next(t for t in jobs.tools if t.name == role.action.tool).params
     assert args_problem(role.action.args, {**role.action.args, "role": "Content Designer"}, role.action.free_text,
                         tool, record_names(jobs)) is not None
+
+
+def _without(value, name):
+    """``value`` less every list entry that names ``name`` (anywhere inside the arguments)."""
+    from proactive_env.spec.derive import names_hold
+
+    if isinstance(value, dict):
+        return {k: _without(v, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without(v, name) for v in value if not names_hold([name], {"x": v})]
+    return value
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_refused(name):
+    """#20 known: `when.names` let an agent dodge a task by leaving an item out of an order (no
+    substitution notice, no matter to reject it, no TA decision). Every action whose later texts
+    name items must include them: the reference passes, and without any one item the action is
+    refused on its arguments, naming the item (the item is on record before the deadline: the
+    validator's ``_names_on_record``)."""
+    from proactive_env.spec.derive import conditioned_names, names_problem
+
+    s = load_scenario(name)
+    for task in s.tasks:
+        names = conditioned_names(s, task.id)
+        if not names:
+            continue
+        assert names_problem(s, task, task.action.args) is None, task.id
+        for item in names:
+            problem = names_problem(s, task, _without(task.action.args, item))
+            assert problem is not None and item in problem, (task.id, item, problem)
+    if name == "meal_planning":
+        assert conditioned_names(s, "t05_finalise_order") == ("sunflower seeds", "avocados")
+
+
+def test_the_validator_reports_a_name_nothing_on_record_says():
+    from proactive_env.spec.validate import semantic_errors
+
+    s = load_scenario("meal_planning")
+    index = next(i for i, ev in enumerate(s.events) if ev.id == "e05_substitution")
+    events = list(s.events)
+    events[index] = events[index].model_copy(update={"when": events[index].when.model_copy(
+        update={"names": ["sunflower seeds", "dragon fruit"]})})
+    problems = semantic_errors(s.model_copy(update={"events": events}))
+    assert any(path == f"events[{index}].when.names" and "'dragon fruit'" in why for path, why in problems), problems

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.derive import record_names
+from ..spec.derive import names_problem, record_names
 from ..spec.meaning import mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
@@ -764,8 +764,8 @@ class TextTools:
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
-        problem = args_problem(action.args, call_args, action.free_text, w.tools[name].params,
-                               record_names(w.scenario))
+        problem = (args_problem(action.args, call_args, action.free_text, w.tools[name].params,
+                                record_names(w.scenario)) or names_problem(w.scenario, task.spec, call_args))
         reason = w.execute(task, call_args, problem)
         if reason == "unauthorised":
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")

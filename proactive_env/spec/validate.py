@@ -29,7 +29,7 @@ def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
               _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
               _distractors_alone, _declared_arguments, _reference_values_on_record,
-              _conditions_on_tasks, _derived_texts)
+              _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -651,3 +651,22 @@ def _derived_texts(s: Scenario) -> Iterator[Problem]:
         for k in keys:
             if tool is not None and k not in tool.params:
                 yield path, f"placeholders naming arguments of {tool.name} (it declares {sorted(tool.params)}, not {k!r})"
+
+
+def _names_on_record(s: Scenario) -> Iterator[Problem]:
+    """What a text waiting for an executed action names (``When.names``) the action must include
+    (``derive.names_problem`` refuses it otherwise), so the agent must be able to read it: each
+    name is said by what it can see before the action's deadline."""
+    tasks = {t.id: t for t in s.tasks}
+    conds = [(f"events[{i}].when.names", ev.when) for i, ev in enumerate(s.events)]
+    conds += [(f"records[{i}].when.names", r.when) for i, r in enumerate(s.records)]
+    conds += [(f"records[{i}].versions[{v}].when.names", ver.when) for i, r in enumerate(s.records)
+              for v, ver in enumerate(r.versions)]
+    for path, cond in conds:
+        if cond is None or not cond.names or cond.task not in tasks:
+            continue
+        seen = visible_by(s, tasks[cond.task].deadline, cond.task)
+        for name in cond.names:
+            if not mentions(seen, name):
+                yield path, (f"names the agent can read before {cond.task}'s deadline "
+                             f"({format_at(tasks[cond.task].deadline)}): nothing says {name!r}")
