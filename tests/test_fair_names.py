@@ -121,7 +121,8 @@ def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_refused(name)
     """#20 known: `when.names` let an agent dodge a task by leaving an item out of an order (no
     substitution notice, no matter to reject it, no TA decision). Every action whose later texts
     name items must include them: the reference passes, and without any one item the action is
-    refused on its arguments, naming the item (the item is on record before the deadline: the
+    refused on its arguments, naming the argument but never the item (that would tell what is
+    still to come; the item is on record before the deadline: the
     validator's ``_names_on_record``)."""
     from proactive_env.spec.derive import conditioned_names, names_problem
 
@@ -133,7 +134,8 @@ def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_refused(name)
         assert names_problem(s, task, task.action.args) is None, task.id
         for item in names:
             problem = names_problem(s, task, _without(task.action.args, item))
-            assert problem is not None and item in problem, (task.id, item, problem)
+            keys = [k for k in task.action.args if k in (problem or "")]
+            assert problem is not None and keys and item not in problem, (task.id, item, problem)
     if name == "meal_planning":
         assert conditioned_names(s, "t05_finalise_order") == ("sunflower seeds", "avocados")
 

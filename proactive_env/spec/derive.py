@@ -17,7 +17,7 @@ A field whose whole value is one placeholder takes the argument's value itself (
 list). A later change about the action (a substitution notice) exists only where the executed
 arguments name what it is about (``When.names``): the world never substitutes an item that was
 not ordered — and an action that leaves out what such a change is about is refused on its
-arguments (``names_problem``), so leaving an item out cannot dodge the matter the change raises;
+arguments (``names_problem``, naming the argument, not the item), so leaving an item out cannot dodge the matter the change raises;
 the validator checks that each name is on record before the action's deadline. Which action a text derives from is the condition it appears under
 (``action_sources``); the validator checks that every placeholder names a declared argument of
 that action's tool.
@@ -200,12 +200,11 @@ def conditioned_names(s, task_id: str) -> tuple[str, ...]:
 
 def names_problem(s, task, args: dict) -> str | None:
     """Why an action's arguments leave out what the matter needs (``conditioned_names``), in the
-    words of a refusal on arguments; None if they name it all. Leaving an item out of an order
-    must not dodge what the world does with that item (a substitution to reject)."""
-    names = conditioned_names(s, task.id)
-    missing = [n for n in names if not names_hold([n], args)]
+    words of a refusal on arguments — the keys, never the values (which item a later change is
+    about would tell of what is still to come); None if they name it all. Leaving an item out of
+    an order must not dodge what the world does with that item (a substitution to reject)."""
+    missing = [n for n in conditioned_names(s, task.id) if not names_hold([n], args)]
     if not missing:
         return None
     keys = [k for k, v in task.action.args.items() if any(names_hold([n], {k: v}) for n in missing)]
-    where = ", ".join(keys) or "the arguments"
-    return f"arguments that do not match the matter: {where} (leaves out {', '.join(missing)})"
+    return f"arguments that do not match the matter: {', '.join(keys) or 'the arguments'} (an entry it needs is missing)"
