@@ -120,3 +120,21 @@ def test_every_category_a_task_uses_is_described_in_every_personas_briefing(name
                 for category in {task.category, task.work.category} - {None}:
                     line = f"{category} ({s.categories[category]}): {RULE_WORDS[choice['rules'][category]]}"
                     assert line in briefing, (persona, seed, task.id, line)
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_every_message_that_changes_a_rule_states_the_new_rule(name):
+    """The agent learns a changed rule only from the user's message: each one reads (with the same
+    depth reader) as every rule it sets ("from now on show me … before it goes off" is approve)."""
+    for ev in load_scenario(name).events:
+        if ev.policy_change is not None:
+            assert set(ev.policy_change.rules.values()) <= stated_depths(ev.text), (ev.id, ev.text)
+
+
+def test_the_validator_reports_a_rule_change_its_message_does_not_state():
+    s = load_scenario("pottery_studio")
+    index = next(i for i, ev in enumerate(s.events) if ev.policy_change is not None)
+    events = list(s.events)
+    events[index] = events[index].model_copy(update={"text": "Lena: morning — Rosa rang about invoices."})
+    assert (f"events[{index}].text", "words that state the new invoice rule ('approve'); it reads as []") \
+        in semantic_errors(s.model_copy(update={"events": events}))

@@ -28,6 +28,7 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
               _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
+              _policy_changes_state_their_rules,
               _distractors_alone, _declared_arguments, _reference_values_on_record,
               _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
@@ -493,6 +494,21 @@ def _prose_leaves_drawn_rules_to_placeholders(s: Scenario) -> Iterator[Problem]:
                     yield (f"personas.{name}.policy", f"the {category} rule stated only by {{rule:{category}}} (a seed "
                                                       f"draws it among {sorted(drawn[category])}); this sentence states "
                                                       f"{sorted(depths)} for it: {sentence!r}")
+
+
+def _policy_changes_state_their_rules(s: Scenario) -> Iterator[Problem]:
+    """The user's message that changes a rule says the new depth in words (``stated_depths``):
+    the agent learns the change only from it."""
+    from .variant import stated_depths
+
+    for i, ev in enumerate(s.events):
+        if ev.policy_change is None:
+            continue
+        said = stated_depths(ev.text)
+        for category, rule in sorted(ev.policy_change.rules.items()):
+            if rule not in said:
+                yield (f"events[{i}].text", f"words that state the new {category} rule ({rule!r}); it reads as "
+                                            f"{sorted(said)}")
 
 
 def _distractors_alone(s: Scenario) -> Iterator[Problem]:

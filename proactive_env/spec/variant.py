@@ -30,7 +30,8 @@ RULE_PLACEHOLDER = re.compile(r"\{rule:([A-Za-z0-9_]+)\}")  # in a persona's pol
 DEPTH_PHRASES = {
     "execute": ("just do", "without asking", "without checking", "no need to ask", "no need to check", "go ahead"),
     "approve": ("ask me first", "my ok", "wait for my", "ask me before", "check with me", "once i say yes",
-                "my sign-off", "my approval", "ask me, then"),
+                "my sign-off", "my approval", "ask me, then", "before it goes", "before they go", "my say-so",
+                "i'll say yes or no"),
     "suggest": ("show me", "bring it to me", "bring them to me", "bring me", "for review", "i decide", "i'll decide",
                 "i send", "i'll send", "i check", "i'll check", "you draft", "draft it", "i'll do it myself"),
     "prepare": ("privately", "don't bring", "don't ping", "don't message", "keep them in your notes",
