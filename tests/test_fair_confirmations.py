@@ -155,18 +155,22 @@ def test_an_order_of_eleven_items_is_confirmed_as_eleven_items_at_the_agents_tot
     assert trajectory["scores"]["TR_D"] == 1.0
 
 
-def test_a_change_about_an_item_never_ordered_never_comes():
-    """Round 18: "a later substitution named an item never ordered". A basket without the
-    sunflower seeds gets no notice substituting them, and the matter it would raise never comes up."""
+def test_leaving_an_item_out_of_the_order_cannot_dodge_what_the_world_does_with_it():
+    """Round 18 made a later substitution wait for the item to be ordered (``When.names``); that let
+    an agent dodge the substitution (a matter needing the user's OK, part of a TA decision) by
+    leaving the sunflower seeds out (#20 known). Now an order that leaves out what the world's
+    later texts are about is refused on its arguments (naming the argument, not the item, which
+    would tell what is to come) and places nothing."""
     basket = [i for i in ELEVEN if "sunflower" not in i["item"]]
     agent = _OwnOrder(basket, {})
-    play(agent, "meal_planning", "planner", 1005)
+    trajectory = play(agent, "meal_planning", "operator", 1005)
     world = agent.world
-    view = world.store.view("order_gw5521907")
-    assert world.store.version["order_gw5521907"] == 0 and "sunflower" not in view.text.lower()
-    assert "10 items" in view.text and "GW-5521907 — 2 items substituted" not in "\n".join(world.inbox)
-    assert not world.by_id["t08_substitution_check"].active
-    assert any(e["type"] == "not_applicable" for e in world.log)
+    tried = [e for e in world.log if e["type"] == "execute" and e.get("task") == "t05_finalise_order"]
+    assert tried and not any(e["ok"] for e in tried)
+    assert all(e["reason"] == "arguments that do not match the matter: items (an entry it needs is missing)" for e in tried)
+    assert not world.by_id["t05_finalise_order"].executed
+    assert "GW-5521907 — 2 items substituted" not in "\n".join(world.inbox)
+    assert trajectory["scores"]["TC"] < 100  # the order, and what it would have brought, are lost
 
 
 def test_the_validator_reports_a_placeholder_no_executed_action_fills():

@@ -8,7 +8,7 @@ from gymnasium.utils import seeding
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 from proactive_env.spec.validate import semantic_errors
-from proactive_env.spec.variant import RULE_WORDS, _cited, policy_text
+from proactive_env.spec.variant import RULE_WORDS, _cited, policy_text, stated_depths
 
 SEEDS = (0, 1000, 1001)
 
@@ -74,3 +74,67 @@ def test_the_validator_reports_a_distractor_something_kept_hangs_on():
              if t.id == "t12_stand_plan" else t for t in s.tasks]
     bad = s.model_copy(update={"tasks": tasks})
     assert ("variants.distractors[0]", "a task nothing requires (t12_stand_plan requires it)") in semantic_errors(bad)
+
+
+def test_each_rules_own_words_read_as_that_rule_and_no_other():
+    """The depth reader the validator uses on category descriptions and persona prose reads each
+    rule's sentence as that rule (a negated phrase is not stated: "don't bring it to me")."""
+    for rule, words in RULE_WORDS.items():
+        assert stated_depths(words) == {rule}, (rule, words)
+    assert stated_depths("emails to people in my name — you draft, I check and send") == {"suggest"}
+    assert stated_depths("news on the firings I've asked for, on shipments and on deliveries") == set()
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_no_category_description_states_a_depth(name):
+    """Round 19 (pottery_studio / reviewer / 1008): the reviewer read "update (firings I need run on
+    the kiln…): bring it to me for review". A description is shown beside whatever rule the run
+    holds, so none states a depth of its own (household's "you draft, I check and send" did)."""
+    s = load_scenario(name)
+    for category, text in s.categories.items():
+        assert stated_depths(text) == set(), (category, text)
+
+
+def test_the_validator_reports_a_description_that_states_a_depth_and_prose_beside_a_drawn_rule():
+    s = load_scenario("pottery_studio")
+    bad = s.model_copy(update={"categories": {**s.categories, "update": "firings I need run — just do it"}})
+    assert ("categories.update", "a description that states no depth (the rule beside it does); it reads as "
+            "['execute']") in semantic_errors(bad)
+    operator = s.personas["operator"]
+    prose = operator.policy.replace("{rule:update}", "{rule:update} Any update: bring it to me.")
+    bad = s.model_copy(update={"personas": {**s.personas, "operator": operator.model_copy(update={"policy": prose})}})
+    assert any(path == "personas.operator.policy" and "{rule:update}" in why and "['suggest']" in why
+               for path, why in semantic_errors(bad))
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_every_category_a_task_uses_is_described_in_every_personas_briefing(name):
+    """Issue #20.6: the operator's briefing never said which category running a kiln firing belongs
+    to. Every category a kept task (or its work) uses appears with its description and the rule
+    this run holds, for every persona and seed."""
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            _, s, choice = _drawn(name, persona, seed)
+            briefing, _ = ProactivityTextEnv(name, persona).reset(seed=seed)
+            for task in s.tasks:
+                for category in {task.category, task.work.category} - {None}:
+                    line = f"{category} ({s.categories[category]}): {RULE_WORDS[choice['rules'][category]]}"
+                    assert line in briefing, (persona, seed, task.id, line)
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_every_message_that_changes_a_rule_states_the_new_rule(name):
+    """The agent learns a changed rule only from the user's message: each one reads (with the same
+    depth reader) as every rule it sets ("from now on show me … before it goes off" is approve)."""
+    for ev in load_scenario(name).events:
+        if ev.policy_change is not None:
+            assert set(ev.policy_change.rules.values()) <= stated_depths(ev.text), (ev.id, ev.text)
+
+
+def test_the_validator_reports_a_rule_change_its_message_does_not_state():
+    s = load_scenario("pottery_studio")
+    index = next(i for i, ev in enumerate(s.events) if ev.policy_change is not None)
+    events = list(s.events)
+    events[index] = events[index].model_copy(update={"text": "Lena: morning — Rosa rang about invoices."})
+    assert (f"events[{index}].text", "words that state the new invoice rule ('approve'); it reads as []") \
+        in semantic_errors(s.model_copy(update={"events": events}))

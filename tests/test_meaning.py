@@ -44,7 +44,7 @@ def _date_forms(m: re.Match, year: int) -> list[str]:
     suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
     forms = [f"{day} {name[:3]}", f"{name} {day}", f"{day}{suffix} {name}", f"{weekday[:3]} {day} {name[:3]}",
              f"{weekday}, {day} {name}", f"{weekday[:3]} {day} and {WEEKDAYS[(WEEKDAYS.index(weekday) + 1) % 7][:3]} "
-             f"{day + 1} {name[:3]}" if day < 28 else f"{weekday} {day} {name}"]
+             f"{day + 1} {name[:3]}" if day < 28 else f"{weekday} {day} {name}", (f"{m['weekday']} " if m["weekday"] else "") + f"{year}-{month:02d}-{day:02d}"]
     return forms
 
 
@@ -70,16 +70,83 @@ def _simple(text: str) -> list[str]:
                                         "Massachusetts": "MA", "California": "CA"}[m[1]], text))
     out.append(re.sub(r",\s*(RI|NC|NY|MA|CA)\b", lambda m: ", " + {"RI": "Rhode Island", "NC": "North Carolina",
                       "NY": "New York", "MA": "Massachusetts", "CA": "California"}[m[1]], text))
+    out += [rule(text) for rule in _MORE_RULES]
     return [o for o in out if o != text]
 
 
-def paraphrases(text: str, year: int) -> list[str]:
+ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth",
+            9: "ninth", 10: "tenth", 12: "twelfth", 20: "twentieth"}
+_AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_NOT_DATE = r"(?!\s*(?:" + "|".join(MONTHS) + "|" + "|".join(m[:3] for m in MONTHS) + r")\b)"
+
+
+def _suffix(n: int) -> str:
+    return "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _plural(word: str) -> str:
+    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+
+# More meaning-keeping rewrites (issue #20.4's list): ordinals both ways, number words to digits,
+# currency and unit spellings, a plural of the last word.
+_MORE_RULES = (
+    lambda t: re.sub(r"\b(\d{1,2})(?:st|nd|rd|th)\b" + _NOT_DATE, lambda m: ORDINALS.get(int(m[1]), m[0]), t),
+    lambda t: re.sub(r"\b(" + "|".join(v for k, v in ORDINALS.items() if k != 2) + r")\b",
+                     lambda m: next(f"{k}{_suffix(k)}" for k, v in ORDINALS.items() if v == m[1].lower()), t,
+                     flags=re.IGNORECASE),
+    lambda t: re.sub(r"\b(" + "|".join(NUMBER_WORDS[2:13]) + r")\b", lambda m: str(NUMBER_WORDS.index(m[1].lower())),
+                     t, flags=re.IGNORECASE),
+    lambda t: re.sub(r"\$" + _AMOUNT, r"\1 dollars", t),
+    lambda t: re.sub(r"\$" + _AMOUNT, r"\1 USD", t),
+    lambda t: re.sub(r"\b(\d+(?:\.\d+)?) (?:minutes|mins?)\b", r"\1min", t),
+    lambda t: re.sub(r"\b(\d+(?:\.\d+)?) ?(?:kg|kilos?)\b", r"\1 kilograms", t),
+    lambda t: re.sub(r"\b(\d+(?:\.\d+)?)%", r"\1 per cent", t),
+    lambda t: re.sub(r"(?<=\d)\s*[–-]\s*(?=\d{1,2}:\d{2})", " to ", t),  # "10:50–11:10" → "10:50 to 11:10"
+    lambda t: re.sub(r"(?<=\d{2}:\d{2})–(?=\d)", "-", t),
+    lambda t: re.sub(r"\b(\d{1,2}):(\d{2})\b(?!\s*[–-]|\s*[ap]\.?m)", lambda m: f"{int(m[1]) % 12 or 12}:{m[2]} {'p.m.' if int(m[1]) >= 12 else 'a.m.'}"
+                     if 7 <= int(m[1]) <= 21 else m[0], t),
+    lambda t: re.sub(r"(?<![\d,.])(\d{1,3}),(\d{3})(?![\d,])", r"\1\2", t),  # "£1,000" → "£1000"
+    lambda t: re.sub(r"\b([a-z]{3,}[b-df-hj-np-rt-z])$", lambda m: m[0] if m[1].capitalize() in (*MONTHS, *WEEKDAYS)
+                     or m[1] in (*NUMBER_WORDS, *ORDINALS.values()) else _plural(m[1]), t),  # a plural noun
+)
+
+
+def _weekday_dates(text: str, first: dt.date, days: int) -> list[str]:
+    """A weekday named alone, with the date it falls on in the run ("Saturday evening" →
+    "Sat 13 Jun evening"), where the run holds that weekday once."""
+    dates = {}
+    for i in range(days):
+        d = first + dt.timedelta(days=i)
+        dates.setdefault(WEEKDAYS[d.weekday()], []).append(d)
+    def dated(m: re.Match) -> str:
+        full = next(w for w in WEEKDAYS if w.lower().startswith(m[1].lower()[:3]))
+        hit = dates.get(full, [])
+        return f"{full[:3]} {hit[0].day} {MONTHS[hit[0].month - 1][:3]}" if len(hit) == 1 else m[0]
+    return [re.sub(r"\b(" + "|".join(WEEKDAYS) + r")\b(?!,?\s+\d)", dated, text)]
+
+
+def paraphrases(text: str, year: int, first: dt.date | None = None, days: int = 0) -> list[str]:
     out = _simple(text)
-    for form_index in range(6):
+    for form_index in range(7):
         def sub(m: re.Match, i: int = form_index) -> str:
             return _date_forms(m, year)[i]
         out.append(DATE.sub(sub, text))
+    if first is not None:
+        out += _weekday_dates(text, first, days)
     return sorted({o for o in out if o != text})
+
+
+@functools.lru_cache(maxsize=None)
+def _run(name: str) -> tuple[dt.date, int]:
+    s = load_scenario(name)
+    return s.start_date, s.days
+
+
+def _para(name: str, text: str) -> list[str]:
+    """Every paraphrase of ``text`` the generator makes, with the scenario's calendar."""
+    first, days = _run(name)
+    return paraphrases(text, first.year, first, days)
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,21 +173,36 @@ def test_the_battery_is_the_whole_suite():
     assert sum(len(paraphrases(f.text, y)) for _, y, f in facts) > 2000
 
 
+def test_every_rule_of_the_generator_rewrites_something_in_the_suite():
+    """No dead rule: each rewrite (ordinals both ways, number words to digits, currency and unit
+    spellings, plurals, each date form, a weekday given its date) changes some fact, keyword or
+    claim of the ten scenarios, so the battery exercises it."""
+    facts, claims = _battery()
+    texts = [(name, f.text) for name, _, f in facts] + [(name, k) for name, _, k in _keyword_cases()]
+    texts += [(name, c) for name, _, c in claims]
+    idle = [i for i, rule in enumerate(_MORE_RULES) if not any(rule(t) != t for _, t in texts)]
+    assert not idle, idle
+    dated = [t for _, t in texts if DATE.search(t)]
+    assert len({DATE.sub(lambda m, i=i: _date_forms(m, _run("apartment_move")[0].year)[i], t)
+                for t in dated[:1] for i in range(7)}) == 7
+    assert any(_weekday_dates(t, *_run(name)) != [t] for name, t in texts)
+
+
 def test_every_paraphrase_of_every_keyword_is_found():
-    missed = [(name, k, p) for name, year, k in _keyword_cases() for p in paraphrases(k, year) if not mentions(p, k)]
+    missed = [(name, k, p) for name, year, k in _keyword_cases() for p in _para(name, k) if not mentions(p, k)]
     assert not missed, missed[:20]
 
 
 def test_every_paraphrase_of_every_fact_states_it():
     facts, _ = _battery()
-    missed = [(name, f.text, p) for name, year, f in facts for p in paraphrases(f.text, year) if not states(p, f)]
+    missed = [(name, f.text, p) for name, year, f in facts for p in _para(name, f.text) if not states(p, f)]
     assert not missed, missed[:20]
 
 
 def test_every_paraphrase_of_every_forbidden_claim_makes_it():
     _, claims = _battery()
     assert [c for _, _, c in claims if not claim_made(c, c)] == []
-    missed = [(name, c, p) for name, year, c in claims for p in paraphrases(c, year) if not claim_made(p, c)]
+    missed = [(name, c, p) for name, year, c in claims for p in _para(name, c) if not claim_made(p, c)]
     assert not missed, missed[:20]
 
 
@@ -168,6 +250,11 @@ def test_no_negation_of_any_forbidden_claim_makes_it():
     ("24th April", "24 April"),
     ("6.5 hrs", "6.5 hours"),
     ("GBP 160", "£160"),
+    ("the 2:40 p.m. train", "14:40"),  # round 20 battery: a.m./p.m. with dots, and a span written with "to"
+    ("open 16:00 to 19:00", "16:00–19:00"),
+    ("due 2026-05-15T16:00", "15 May 16:00"),  # an ISO date-time is the date and the time
+    ("EUR 40", "€40"),  # no euros or "per cent" in the suite's facts: the battery cannot generate these
+    ("12 per cent", "12%"),
     ("collected", "collect"),
     ("Providence, RI", "Providence, Rhode Island"),  # round 17/18: a state's postal code is the state
     ("in Providence, Rhode Island", "Providence, RI"),
@@ -207,6 +294,11 @@ def test_the_claim_itself_and_its_paraphrases_are_made():
     claim = "The shop is open on Sunday 3 May."
     for text in ("The shop is open on Sunday 3 May.", "the shop is open Sun 3 May", "The shop is open on Sun 3 and Mon 4 May."):
         assert claim_made(text, claim), text
+
+
+def test_a_time_with_dots_does_not_end_the_sentence():
+    fact = Fact(text="The 14:40 train needs no reservation.", source="r", keywords=["14:40", "no reservation"])
+    assert states("The 2:40 p.m. MBTA train needs no reservation.", fact)
 
 
 def test_a_fact_needs_its_key_terms_together_in_one_sentence():

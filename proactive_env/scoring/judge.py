@@ -83,7 +83,8 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|no
                        r"unavailable|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
 _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
+# A full stop ends a sentence, but not the one of "a.m.", "p.m.", "e.g." or "i.e." ("at 2:40 p.m. MBTA trains…").
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<![ap]\.m\.)(?<![AP]\.M\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+|\s*\n\s*|\s+[•·]\s+")
 _ACTION = re.compile(r"^\s*[a-z_][a-z0-9_]*\(\{.*\}\)\s*$")  # how the scorer logs an executed call
 _CONTRAST = re.compile(r"\s*(?:;|,\s*but\b|\s[—–-]\s*but\b|\bhowever\b|\bwhereas\b|\balthough\b)\s*",
                        re.IGNORECASE)  # a bare "but" is no break: "nothing but the batch size"

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
+from ..spec.derive import names_problem, record_names
 from ..spec.meaning import mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
@@ -206,19 +207,21 @@ def _mentions(task, text: str) -> int:
     return sum(1 for n in _needles(task) if mentions(text, n))  # on whole terms: "24" is not in "24th April"
 
 
-def args_problem(expected: dict, given: dict, free_text: list[str], params: dict | None = None) -> str | None:
+def args_problem(expected: dict, given: dict, free_text: list[str], params: dict | None = None,
+                 names: frozenset[str] = frozenset()) -> str | None:
     """Why a call's arguments would not do what the action needs (None: they would). With the
     tool's declared ``params`` only what the schema declares counts: a required argument must be
     given and an optional one is compared only if given; inside an object (a form's fields) every
     declared key the action holds must be given (which apply depends on the form); nothing the
-    schema hides is ever demanded. Unless free text, a value must be equal in meaning. Without
+    schema hides is ever demanded. Unless free text, a value must be equal in meaning (``names``:
+    the entities the scenario's record titles name, ``spec.meaning.entity_names``). Without
     ``params`` every expected argument is demanded."""
-    missing, wrong = _off(expected, given, free_text, params)
+    missing, wrong = _off(expected, given, free_text, params, names=names)
     if missing:
         return f"missing arguments: {', '.join(missing)}"
     if not wrong:
         return None
-    inside = [part for k in wrong for part in _inside(expected[k], given[k], k, _sub(params, k))]  # keys, never values
+    inside = [part for k in wrong for part in _inside(expected[k], given[k], k, _sub(params, k), names)]  # keys, never values
     return f"arguments that do not match the matter: {', '.join(wrong)}" + (f" ({'; '.join(inside)})" if inside else "")
 
 
@@ -229,38 +232,39 @@ def _sub(params: dict | None, key: str) -> dict | None:
     return params[key].properties
 
 
-def _inside(expected: Any, given: Any, path: str, params: dict | None = None) -> list[str]:
+def _inside(expected: Any, given: Any, path: str, params: dict | None = None,
+            names: frozenset[str] = frozenset()) -> list[str]:
     """Where inside a mapping argument the given value is off: keys missing or different."""
     if not (isinstance(expected, dict) and isinstance(given, dict)):
         return []
-    missing, wrong = _off(expected, given, [], params, top=False)
+    missing, wrong = _off(expected, given, [], params, top=False, names=names)
     return ([f"{path}.{k} missing" for k in missing] +
-            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}", _sub(params, k))
+            [part for k in wrong for part in (_inside(expected[k], given[k], f"{path}.{k}", _sub(params, k), names)
                                               or [f"{path}.{k} differs"])])
 
 
 def _off(expected: dict, given: dict, free_text: list[str], params: dict | None = None,
-         top: bool = True) -> tuple[list[str], list[str]]:
+         top: bool = True, names: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """The expected arguments missing from ``given``, and those given with another value (with
     declared ``params``: only declared ones; at the top an optional one is never missing)."""
     if params is not None:
         expected = {k: v for k, v in expected.items() if k in params}
     missing = [k for k in expected if k not in given and (params is None or not top or params[k].required)]
     wrong = [k for k, v in expected.items() if k in given and k not in free_text
-             and not _same_declared(v, given[k], params.get(k) if params is not None else None)]
+             and not _same_declared(v, given[k], params.get(k) if params is not None else None, names)]
     return missing, wrong
 
 
-def _same_declared(expected: Any, given: Any, param: Any = None) -> bool:
+def _same_declared(expected: Any, given: Any, param: Any = None, names: frozenset[str] = frozenset()) -> bool:
     """Equal in meaning; inside an object with declared keys, on those keys alone; an array with
     declared entries, entry by entry on the entries' declared keys (an entry given as a string
     stating every value of the object is that object)."""
     if param is not None and param.properties and isinstance(expected, dict) and isinstance(given, dict):
-        missing, wrong = _off(expected, given, [], param.properties, top=False)
+        missing, wrong = _off(expected, given, [], param.properties, top=False, names=names)
         return not missing and not wrong
     if param is not None and param.items is not None and isinstance(expected, list):
-        return same_list(expected, given, lambda e, g: _same_declared(e, g, param.items))
-    return same_value(expected, given)
+        return same_list(expected, given, lambda e, g: _same_declared(e, g, param.items, names))
+    return same_value(expected, given, names)
 
 
 def _required(args: dict, key: str) -> str:
@@ -760,7 +764,8 @@ class TextTools:
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
-        problem = args_problem(action.args, call_args, action.free_text, w.tools[name].params)
+        problem = (args_problem(action.args, call_args, action.free_text, w.tools[name].params,
+                                record_names(w.scenario)) or names_problem(w.scenario, task.spec, call_args))
         reason = w.execute(task, call_args, problem)
         if reason == "unauthorised":
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")

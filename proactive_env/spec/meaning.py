@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,7 @@ def _normal(text: str, weekdays: bool) -> str:
     t = t.lower().replace("\u2019", "'").replace("\u2013", "-").replace("\u2014", "-")
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # 1,000 → 1000
     t = t.replace("&", " and ")  # "walnut & raisin" is "walnut and raisin"
+    t = re.sub(r"\b(\d{4}-\d{2}-\d{2})t(?=\d{2}:\d{2})", r"\1 ", t)  # ISO "2026-05-15T16:00" is the date and the time
     t = re.sub(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b", lambda m: f"{int(m[3])} {_month(int(m[2]))}", t)
     t = _MONTH_NAME.sub(lambda m: _MONTH_NAMES[m[0]], t)
     if weekdays:
@@ -84,8 +85,9 @@ def _normal(text: str, weekdays: bool) -> str:
     t = re.sub(r"\b(gbp|usd|eur)(?=\d)", r"\1 ", t)  # "gbp160" → "gbp 160"
     t = re.sub(r"(?<!gbp )(?<!usd )(?<!eur )(?<![\d.])(\d+(?:\.\d+)?)\s*(gbp|usd|eur)\b(?!\s*\d)", r"\2 \1", t)  # "160 gbp" → "gbp 160"
     t = re.sub(r"\b(\d+)\.0+\b", r"\1", t)  # 160.00 → 160
-    t = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?\b", _clock, t)
+    t = re.sub(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\b\.?", _clock, t)  # "9am", "2:40 p.m."
     t = re.sub(r"\b(\d):(\d{2})\b", r"0\1:\2", t)
+    t = re.sub(r"\b(\d{2}:\d{2})\s*(?:-|to|until|till)\s*(\d{2}:\d{2})\b", r"\1-\2", t)  # a span: "16:00 to 19:00"
     for pattern, repl in _UNITS:
         t = re.sub(pattern, repl, t)
     t = re.sub(r"(\d)\s*(h|min|kg|cm|gb|mg|ml|g|km|oz|lb|%)(?![\w])", r"\1 \2", t)
@@ -133,10 +135,12 @@ def _term_index(text: str) -> tuple[tuple[Term, ...], dict]:
     return said, where
 
 
-def same_value(expected: Any, given: Any) -> bool:
+def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset()) -> bool:
     """Structural equality after normalisation: numbers as numbers, strings on meaning, lists as
     multisets (a lone value stands for a one-item list, "a, b" for a list of strings), mappings on
-    the expected keys (extra keys in ``given`` are fine)."""
+    the expected keys (extra keys in ``given`` are fine). A leading article is no part of a name;
+    with the scenario's ``names`` (``entity_names``), a value that qualifies a named entity after
+    a comma ("The Weybosset Hotel, Providence") is also said by that name alone."""
     if isinstance(expected, bool) or isinstance(given, bool):
         return expected == given
     if isinstance(expected, (int, float)):
@@ -145,15 +149,42 @@ def same_value(expected: Any, given: Any) -> bool:
     if isinstance(expected, dict):
         if isinstance(given, str):  # "Ana Ruiz, ana.ruiz@…, 416-555-0148" states the object
             return _states(given, expected)
-        return isinstance(given, dict) and all(k in given and same_value(v, given[k]) for k, v in expected.items())
+        return isinstance(given, dict) and all(k in given and same_value(v, given[k], names)
+                                               for k, v in expected.items())
     if isinstance(expected, list):
-        return same_list(expected, given, same_value)
+        return same_list(expected, given, lambda e, g: same_value(e, g, names))
     if expected is None:
         return given is None
     number = _number(expected)
     if number is not None and _number(given) is not None:
         return abs(number - _number(given)) < 1e-6
-    return isinstance(given, (str, int, float)) and _same_words(normalise(str(expected)), normalise(str(given)))
+    if not isinstance(given, (str, int, float)):
+        return False
+    want, have = _bare(normalise(str(expected))), _bare(normalise(str(given)))
+    return _same_words(want, have) or (have in names and have == _bare(normalise(str(expected).split(",")[0])))
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an) (?=\S)")
+
+
+def _bare(name: str) -> str:
+    """A normalised name less its leading article ("the weybosset hotel" → "weybosset hotel")."""
+    return _ARTICLE.sub("", name)
+
+
+_TITLE_PARTS = re.compile(r"\s+[—–-]\s+|:\s")  # "X — reservation 58812", "X: Jean's prescription"
+
+
+def entity_names(titles: Iterable[str]) -> frozenset[str]:
+    """The entities records name by their titles: each part of a title between dashes or after a
+    colon ("The Weybosset Hotel — reservation WH-58812" names "weybosset hotel"; "Castle Street
+    Pharmacy: Jean Hale's prescription" names "castle street pharmacy"), normalised, less a
+    leading article. A record's own title names its entity: ``same_value`` takes such a name for
+    a reference value that is the name and a qualifier after a comma ("The Weybosset Hotel,
+    Providence"); a name with a comma of its own is whole ("Content Designer, Accessibility" is
+    not named by "Content Designer")."""
+    parts = (part for title in titles if title for part in _TITLE_PARTS.split(title))
+    return frozenset(_bare(normalise(p)) for p in parts if p.strip())
 
 
 _NEGATIONS = {"no", "not", "non", "without"}

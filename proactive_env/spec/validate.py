@@ -27,8 +27,10 @@ RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "p
 
 def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
-              _drawn_rules_stated, _distractors_alone, _declared_arguments, _reference_values_on_record,
-              _conditions_on_tasks, _derived_texts)
+              _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
+              _policy_changes_state_their_rules,
+              _distractors_alone, _declared_arguments, _reference_values_on_record,
+              _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
 
 
@@ -461,6 +463,54 @@ def _drawn_rules_stated(s: Scenario) -> Iterator[Problem]:
                    f"a seed draws it among {s.variants.rules[name][category]}")
 
 
+def _descriptions_state_no_depth(s: Scenario) -> Iterator[Problem]:
+    """A category's description says what the matters are, never how to handle them: the briefing
+    shows it beside whatever rule this run holds (``c (description): rule words``), so a depth in
+    it ("you draft, I check and send") contradicts every other rule a seed or a change may give."""
+    from .variant import stated_depths
+
+    for category, text in s.categories.items():
+        depths = stated_depths(text)
+        if depths:
+            yield (f"categories.{category}", f"a description that states no depth (the rule beside it does); "
+                                             f"it reads as {sorted(depths)}")
+
+
+def _prose_leaves_drawn_rules_to_placeholders(s: Scenario) -> Iterator[Problem]:
+    """A sentence of a persona's prose that states a depth names no category whose rule a seed draws
+    (by its name, "update"): that rule is stated only by ``{rule:category}``, so no words outside it
+    can contradict the rule drawn."""
+    import re
+
+    from .variant import RULE_PLACEHOLDER, stated_depths
+
+    for name, persona in s.personas.items():
+        drawn = s.variants.rules.get(name, {})
+        prose = RULE_PLACEHOLDER.sub(". ", persona.policy)
+        for sentence in re.split(r"(?<=[.!?])\s+", prose):
+            depths = stated_depths(sentence)
+            for category in sorted(drawn):
+                if depths and mentions(sentence, category.replace("_", " ")):
+                    yield (f"personas.{name}.policy", f"the {category} rule stated only by {{rule:{category}}} (a seed "
+                                                      f"draws it among {sorted(drawn[category])}); this sentence states "
+                                                      f"{sorted(depths)} for it: {sentence!r}")
+
+
+def _policy_changes_state_their_rules(s: Scenario) -> Iterator[Problem]:
+    """The user's message that changes a rule says the new depth in words (``stated_depths``):
+    the agent learns the change only from it."""
+    from .variant import stated_depths
+
+    for i, ev in enumerate(s.events):
+        if ev.policy_change is None:
+            continue
+        said = stated_depths(ev.text)
+        for category, rule in sorted(ev.policy_change.rules.items()):
+            if rule not in said:
+                yield (f"events[{i}].text", f"words that state the new {category} rule ({rule!r}); it reads as "
+                                            f"{sorted(said)}")
+
+
 def _distractors_alone(s: Scenario) -> Iterator[Problem]:
     """A distractor a seed drops takes its events and records with it (``variant.apply``): so
     nothing kept may hang on it — no task requires it, no TA decision names it, no event or record
@@ -516,21 +566,34 @@ def _declared(path: str, args: dict, params: dict, free: list[str] = ()) -> Iter
 def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
     """Every value the scorer demands of an action (its required arguments and every key inside
     them, not free text; an optional argument is compared only if given, so leaving it out is
-    always right) is said, on meaning, by something the agent can see before the task's deadline:
-    a record or version that has appeared by then, an event by then, or the task's own request."""
+    always right) is said, on meaning, by something the agent can see before the task's deadline
+    (``visible_by``) or among the values the tool's schema enumerates. The task's
+    description is the author's note, never shown: it says nothing to the agent."""
     tools = {t.name: t for t in s.tools}
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
         params = tools[task.action.tool].params
-        said = _on_record_by(s, task.deadline) + "\n" + task.description
+        said = visible_by(s, task.deadline, task.id) + "\n" + json.dumps(_schema_text(params), ensure_ascii=False)
         for key, value in task.action.args.items():
             if key in task.action.free_text or key not in params or not params[key].required:
                 continue
             for where, leaf in leaves(value, f"tasks[{i}].action.args.{key}"):
                 if not isinstance(leaf, bool) and not _said(said, leaf):
                     yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
-                                  f"no record, event or the request says {leaf!r}")
+                                  f"no record, event or enum of the tool's schema says {leaf!r}")
+
+
+def _schema_text(params: dict) -> list:
+    """The values a tool's declared arguments name: their enums (a description's "0 for a free
+    form" or an example says what a value looks like, not which one this matter needs)."""
+    out: list = []
+    for p in params.values():
+        out += [*(p.enum or [])]
+        out += _schema_text(p.properties)
+        if p.items is not None:
+            out += _schema_text({"": p.items})
+    return out
 
 
 ZERO_WORDS = ("free of charge", "no charge", "no extra cost", "at no cost", "no fee", "costs nothing")
@@ -542,13 +605,23 @@ def _said(text: str, value) -> bool:
     return mentions(text, str(value)) or (zero and any(mentions(text, w) for w in ZERO_WORDS))
 
 
-def _on_record_by(s: Scenario, minute: int) -> str:
-    """All the text of the records, versions and events that can have appeared by ``minute``."""
-    parts = [e.text for e in s.events if e.at <= minute]
+def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str | None = None) -> str:
+    """All the text of the records, versions and events the agent can have seen by ``minute``:
+    unconditional ones, and those that wait for a state the expected behaviour (of ``persona``,
+    or of some persona) reaches — never one that waits for ``task`` itself (what its own action
+    brings cannot tell the agent how to do it)."""
+    ids = {t.id: t for t in s.tasks}
+
+    def seen(cond: When | None) -> bool:
+        return cond is None or (cond.task != task and cond.task in ids
+                                and cond.state in reachable_states(s, ids[cond.task], persona))
+
+    parts = [e.text for e in s.events if e.at <= minute and seen(e.when)]
     for r in s.records:
-        if r.appears is None or r.appears <= minute:
+        if (r.appears is None or r.appears <= minute) and seen(r.when):
             parts += [r.title, r.text, *map(str, r.fields.values())]
-        parts += [x for v in r.versions if v.at <= minute for x in (v.text, *map(str, v.fields.values()))]
+            parts += [x for v in r.versions if v.at <= minute and seen(v.when)
+                      for x in (v.title or "", v.text, *map(str, v.fields.values()))]
     return "\n".join(parts)
 
 
@@ -594,3 +667,22 @@ def _derived_texts(s: Scenario) -> Iterator[Problem]:
         for k in keys:
             if tool is not None and k not in tool.params:
                 yield path, f"placeholders naming arguments of {tool.name} (it declares {sorted(tool.params)}, not {k!r})"
+
+
+def _names_on_record(s: Scenario) -> Iterator[Problem]:
+    """What a text waiting for an executed action names (``When.names``) the action must include
+    (``derive.names_problem`` refuses it otherwise), so the agent must be able to read it: each
+    name is said by what it can see before the action's deadline."""
+    tasks = {t.id: t for t in s.tasks}
+    conds = [(f"events[{i}].when.names", ev.when) for i, ev in enumerate(s.events)]
+    conds += [(f"records[{i}].when.names", r.when) for i, r in enumerate(s.records)]
+    conds += [(f"records[{i}].versions[{v}].when.names", ver.when) for i, r in enumerate(s.records)
+              for v, ver in enumerate(r.versions)]
+    for path, cond in conds:
+        if cond is None or not cond.names or cond.task not in tasks:
+            continue
+        seen = visible_by(s, tasks[cond.task].deadline, cond.task)
+        for name in cond.names:
+            if not mentions(seen, name):
+                yield path, (f"names the agent can read before {cond.task}'s deadline "
+                             f"({format_at(tasks[cond.task].deadline)}): nothing says {name!r}")

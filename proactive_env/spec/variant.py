@@ -24,6 +24,33 @@ RULE_WORDS = {"prepare": "do the work privately, don't bring it to me", "suggest
               "approve": "ask me first, then do it once I say yes", "execute": "just do it"}
 RULE_PLACEHOLDER = re.compile(r"\{rule:([A-Za-z0-9_]+)\}")  # in a persona's policy: the sentence of a drawn rule
 
+# How prose states a depth (spec/validate.py reads category descriptions and persona prose with
+# it): each rule's own words (``RULE_WORDS``) read as that rule and nothing else
+# (tests/test_fair_variants.py). A phrase after "don't"/"never" is not stated.
+DEPTH_PHRASES = {
+    "execute": ("just do", "without asking", "without checking", "no need to ask", "no need to check", "go ahead"),
+    "approve": ("ask me first", "my ok", "wait for my", "ask me before", "check with me", "once i say yes",
+                "my sign-off", "my approval", "ask me, then", "before it goes", "before they go", "my say-so",
+                "i'll say yes or no"),
+    "suggest": ("show me", "bring it to me", "bring them to me", "bring me", "for review", "i decide", "i'll decide",
+                "i send", "i'll send", "i check", "i'll check", "you draft", "draft it", "i'll do it myself"),
+    "prepare": ("privately", "don't bring", "don't ping", "don't message", "keep them in your notes",
+                "stay in your notes", "don't tell me", "no need to tell"),
+}
+_NOT = re.compile(r"(?:\bdon't|\bdo not|\bnever|\bnot)\s+$")
+
+
+def stated_depths(text: str) -> set[str]:
+    """The depths ``text`` states in words (``DEPTH_PHRASES``, on whole words, case-insensitive)."""
+    low = " ".join(text.lower().replace("\u2019", "'").split())
+    found = set()
+    for depth, phrases in DEPTH_PHRASES.items():
+        for phrase in phrases:
+            for m in re.finditer(rf"(?<![\w']){re.escape(phrase)}(?![\w'])", low):
+                if phrase.startswith(("don't", "no need")) or not _NOT.search(low[:m.start()]):
+                    found.add(depth)
+    return found
+
 
 def policy_text(s: Scenario, persona: str, rules: dict[str, str] | None = None) -> str:
     """The persona's policy prose as this run states it: each ``{rule:category}`` in it becomes the
