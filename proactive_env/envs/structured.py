@@ -364,9 +364,9 @@ class ProactivityEnv(gym.Env):
         its own task or decision alone), paid once — or its change, should a final share move."""
         if not self.scorer.feed(self.world.log):
             return 0.0
-        self._summary = self.scorer.summary()
+        self._summary, shares = self.scorer.settled()
         reward, paid = 0.0, self._paid
-        for unit, share in self.scorer.contributions().items():
+        for unit, share in shares.items():
             before = paid.get(unit, 0.0)
             if share != before:
                 reward += share - before

@@ -148,10 +148,17 @@ class RunScorer:
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
         self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        # each task's TA decisions, in the scenario's order, with whether it is their urgent task:
+        # what an entry about the task may change (an entry about no decision's task looks at none)
+        self._roles: dict[str, list[tuple[_Decision, bool]]] = {}
+        for d in self.decisions:
+            for tid in dict.fromkeys((d.spec.urgent, d.spec.competing)):
+                self._roles.setdefault(tid, []).append((d, tid == d.spec.urgent))
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.observed: set[str] = set()
+        self._observed_sorted: tuple[str, ...] = ()  # sorted(observed), kept as it grows
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
         self.needless_reads: set[str] = set()
@@ -202,8 +209,8 @@ class RunScorer:
         elif kind == "task_active":
             task.active = True
             task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
-            for d in self.decisions:
-                if task.spec.id in (d.spec.urgent, d.spec.competing) and t < d.spec.end:
+            for d, _ in self._roles.get(task.spec.id, ()):
+                if t < d.spec.end:
                     d.eligible = d.eligible or self._both_active(d)
         elif kind == "task_inactive":
             task.cut_off = self._oracle_reaches(task.spec)
@@ -261,7 +268,9 @@ class RunScorer:
                    for c in spec.requires)
 
     def _read(self, record: str, task: _Task | None) -> None:
-        self.observed.add(record)
+        if record not in self.observed:
+            self.observed.add(record)
+            self._observed_sorted = tuple(sorted(self.observed))
         if task is not None:
             task.reads.add(record)
 
@@ -284,7 +293,7 @@ class RunScorer:
     def _wrote(self, task: _Task, text: str) -> None:
         """The agent wrote for the task: its facts are grounded in what it had read by now."""
         task.texts.append(text)
-        task.observed_when_written = tuple(sorted(self.observed))
+        task.observed_when_written = self._observed_sorted
 
     # ------------------------------------------------------------------ interventions
     def _present(self, task: _Task, e: dict) -> None:
@@ -310,7 +319,7 @@ class RunScorer:
 
     def _deliver(self, task: _Task, t: int) -> None:
         task.delivered_at = t
-        task.observed_at_delivery = tuple(sorted(self.observed))
+        task.observed_at_delivery = self._observed_sorted
         task.at_delivery = (frozenset(self._evidence_read(task)), task.units_done)
 
     def _execute(self, task: _Task, e: dict) -> None:
@@ -336,11 +345,11 @@ class RunScorer:
         it; for the competing one, taking what the decision is about — the user's time (a message,
         a request, an action put to them). In a clash over a resource only running the competing
         work on it in the window competes (``_work``): telling the user about it does not."""
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if d.spec.start <= t < d.spec.end:
-                if task.spec.id == d.spec.urgent:
+                if urgent:
                     self._handled(d)
-                elif task.spec.id == d.spec.competing and d.spec.shares == "user_time":
+                elif d.spec.shares == "user_time":
                     d.competed = True
 
     def _handled(self, d: _Decision) -> None:
@@ -377,9 +386,9 @@ class RunScorer:
         could see (it is the competing side of an open decision with both tasks known; for an
         allocation, also where running it then would overlap the user's own use)."""
         tid = task.spec.id
-        if any(self._clash(d, t) and tid == d.spec.competing and (not allocation or self._run_clashes(d, task, t))
-               for d in self.decisions):
-            return
+        for d, urgent in self._roles.get(tid, ()):
+            if not urgent and self._clash(d, t) and (not allocation or self._run_clashes(d, task, t)):
+                return
         if allocation and self._overlaps_use(task, t):
             return
         self.needless_postponements.setdefault(tid, []).append(t)
@@ -395,12 +404,13 @@ class RunScorer:
         start, end = e["start"], e["end"]
         if e.get("allocated") and start > e["t"]:
             self._postponed(task, e["t"], allocation=True)
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if e["t"] >= d.spec.end:
                 continue
-            if task.spec.id == d.spec.urgent and d.spec.start <= start < d.spec.end:
-                self._handled(d)
-            elif task.spec.id == d.spec.competing:
+            if urgent:
+                if d.spec.start <= start < d.spec.end:
+                    self._handled(d)
+            else:
                 if start < d.spec.end and end > d.spec.start:
                     # private work takes none of the user's time; on a resource it takes the resource
                     d.competed |= d.spec.shares != "user_time"
@@ -412,13 +422,13 @@ class RunScorer:
         t, until = e["t"], e.get("until")
         made = e.get("made", t)  # a postponement kept until its task came up was made when written
         urgent_in_window = False
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if t >= d.spec.end:
                 continue
-            if task.spec.id == d.spec.urgent:
+            if urgent:
                 d.urgent_deferred = True
                 urgent_in_window |= d.spec.start <= made
-            elif task.spec.id == d.spec.competing and self._clash(d, made):
+            elif self._clash(d, made):
                 if until is None:
                     d.continuation = max(d.continuation, 0.5)
                 elif until >= d.spec.end and self._feasible(task, until):
@@ -520,7 +530,7 @@ class RunScorer:
         # grounded in what the agent had read by the time it wrote (not frozen at a delivery the game
         # made itself, e.g. a kept request released when its matter came up)
         observed = (task.observed_when_written if task.texts else
-                    task.observed_at_delivery if task.delivered_at is not None else tuple(sorted(self.observed)))
+                    task.observed_at_delivery if task.delivered_at is not None else self._observed_sorted)
         return TaskWork(task=spec.id, artifact=artifact, own_words=own, observed=observed,
                         units_done=task.units_done, units=spec.work.units, noop=spec.noop,
                         intervened=bool(task.interventions),
@@ -629,26 +639,41 @@ class RunScorer:
         terms) once the task has closed, ``decision:<id>`` once its window has closed, and
         ``privacy`` (−λ_TC × the needless-read cost, as TC's floor at 0 lets it) at the run's end.
         Each share is final when it appears; they sum to ``summary()["J"]``."""
+        return self.settled()[1]
+
+    def settled(self) -> tuple[dict[str, float], dict[str, float]]:
+        """``(summary(), contributions())`` from one pass over what has closed (the env asks for
+        both whenever something closes)."""
         w, n, weight = self.weights, len(self.counted), self.counted_weight
         shares: dict[str, float] = {}
-        tc_raw = 0.0
+        tc_raw = tr_d = tr_j = 0.0
         for s in self.scores:
-            tc, tr_d, tr_j = self._task_parts(s)
-            tc_raw += tc
-            shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (tr_d + tr_j / 4.0) / n / 2.0
+            tc, d_part, j_part = self._task_parts(s)
+            tc_raw, tr_d, tr_j = tc_raw + tc, tr_d + d_part, tr_j + j_part
+            shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0
         n_decisions = len(self.counted_decisions)
         won = 0.0
         for d in self.counted_decisions:
             if d.closed:
-                won += self._decision_part(d)
-                shares[f"decision:{d.spec.id}"] = w.ta * self._decision_part(d) / n_decisions
+                part = self._decision_part(d)
+                won += part
+                shares[f"decision:{d.spec.id}"] = w.ta * part / n_decisions
+        lost = len(self.needless_postponements)
         for task_id in self.needless_postponements:  # each costs a decision, when it is made
             shares[f"needless:{task_id}"] = -w.ta / n_decisions if n_decisions else 0.0
         if self.ended:  # TA's floor at 0, as the summary has it
-            lost = len(self.needless_postponements)
             shares["needless_floor"] = w.ta * max(0.0, lost - won) / n_decisions if n_decisions else 0.0
             shares["privacy"] = -w.tc * min(self.privacy, tc_raw / weight) / 100.0
-        return shares
+        return self._summary_of(tc_raw, tr_d, tr_j, won, n, n_decisions), shares
+
+    def _summary_of(self, tc: float, tr_d: float, tr_j: float, won: float, n: int, decisions: int) -> dict[str, float]:
+        tc = max(0.0, tc / self.counted_weight - self.privacy)
+        tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
+        ta = max(0.0, won - len(self.needless_postponements)) / decisions if decisions else 0.0
+        s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
+        w = self.weights
+        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
+        return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
 
     def potential(self) -> float:
         """Credit in prospect, for potential-based reward shaping (0 once everything has closed):
@@ -678,19 +703,7 @@ class RunScorer:
         the share of counted tasks depth-aligned; TR-J = 1 + Σ (TR-J_t − 1) / n over the n counted
         tasks (never seen: 1 where the user was meant to see it, else 5); TA = (decisions won −
         tasks postponed needlessly) / counted decisions, floor 0."""
-        tc = tr_d = tr_j = 0.0
-        for s in self.scores:
-            parts = self._task_parts(s)
-            tc, tr_d, tr_j = tc + parts[0], tr_d + parts[1], tr_j + parts[2]
-        n, decisions = len(self.counted), len(self.counted_decisions)
-        tc = max(0.0, tc / self.counted_weight - self.privacy)
-        tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
-        won = sum(self._decision_part(d) for d in self.counted_decisions)
-        ta = max(0.0, won - len(self.needless_postponements)) / decisions if decisions else 0.0
-        s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
-        w = self.weights
-        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
-        return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
+        return self.settled()[0]
 
     def decoys_failed(self) -> list[str]:
         """The scenario's decoy pairs in which a task was postponed needlessly inside the pair's window."""
@@ -700,8 +713,7 @@ class RunScorer:
     def breakdown(self) -> dict:
         """Everything behind the summary: per-task components and depths, per-decision TA, and
         each one's share of J."""
-        summary = self.summary()
-        shares = self.contributions()
+        summary, shares = self.settled()
         comps = {k: [s.components[k] for s in self.scores if k in s.components] for k in COMPONENTS}
         decisions = []
         for d in self.counted_decisions:
