@@ -12,13 +12,12 @@ the rewards must sum to J, and re-scoring the log must give the live scores.
 
 from __future__ import annotations
 
-import ast
 import copy
-import inspect
 import json
 import math
 import pickle
-import textwrap
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +31,7 @@ from proactive_env.sim import world as world_module
 from proactive_env.sim.schedule import SEARCH_STEP, Schedule
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 
+ROOT = Path(__file__).resolve().parents[1]
 CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
 PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("policy-follower", 1000, False)]
 
@@ -88,7 +88,6 @@ def slow_path(monkeypatch):
     monkeypatch.setattr(RunScorer, "_next_window_end", property(lambda self: -math.inf, lambda self, value: None),
                         raising=False)
     monkeypatch.setattr(metrics, "_substantive", judge.substantive)
-    monkeypatch.setattr(metrics, "_UNREAD", frozenset())
     monkeypatch.setattr(variant, "_prepared", lambda s: variant._Prepared(
         frozenset(ev.id for ev in s.events if variant._pinned(s, ev)), {}))
     monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(
@@ -105,15 +104,16 @@ def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
             assert a == b, (s, p, play, step)
 
 
-def test_the_log_kinds_the_scorer_skips_are_none_it_reads():
-    """``metrics._UNREAD`` lists log kinds the scorer only times; none may be a kind ``_entry``
-    compares ``kind`` with (a new branch for one would otherwise never run)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(RunScorer._entry)))
-    read = {node.comparators[0].value for node in ast.walk(tree)
-            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "kind"
-            and isinstance(node.comparators[0], ast.Constant)}
-    assert {"run_start", "read", "task_closed", "run_end"} <= read  # (the parse finds the branches)
-    assert not read & metrics._UNREAD
+def test_every_kind_the_scorer_reads_is_one_the_world_records():
+    """``metrics._READERS`` maps each kind of log entry the scorer reads to its reader; every other
+    kind is read for its time only. A key the world never records (a typo, a renamed kind) would
+    silently stop the scorer reading that kind: each must be a kind some ``_record("...")`` call of
+    the simulator writes, and each reader must be the scorer's method of that name."""
+    sources = [p for p in (ROOT / "proactive_env" / "sim").glob("*.py")]
+    recorded = {m for p in sources for m in re.findall(r'_record\(\s*"([a-z_]+)"', p.read_text(encoding="utf-8"))}
+    assert {"run_start", "read", "work", "task_closed", "run_end", "action"} <= recorded  # (the scan finds them)
+    assert set(metrics._READERS) <= recorded, set(metrics._READERS) - recorded
+    assert all(reader is getattr(RunScorer, f"_on_{kind}") for kind, reader in metrics._READERS.items())
 
 
 def test_observation_parts_tile_one_buffer():

@@ -132,7 +132,8 @@ class ProactivityEnv(gym.Env):
 
     Each step returns arrays of its own: the float parts are views of one copy of the env's
     observation buffer, which is updated in place for only what changed (rows of tasks that
-    changed, the clock's columns when it moves).
+    changed, the clock's columns when it moves); ``info["action_mask"]`` is the same array as
+    ``obs["action_mask"]``.
 
     ## Rewards
 
@@ -328,10 +329,11 @@ class ProactivityEnv(gym.Env):
                 reward, self._phi = reward + phi - self._phi, phi
         self._refresh(moved)
         terminated = self.world.done
-        info = self._info(invalid)
+        obs = self._obs()
+        info = self._info(invalid, obs["action_mask"])
         if terminated:
             info["scores"] = self.scorer.breakdown()
-        return self._obs(), reward, terminated, False, info
+        return obs, reward, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as booleans (sb3-contrib's MaskablePPO reads this)."""
@@ -492,8 +494,9 @@ class ProactivityEnv(gym.Env):
         return {"clock": parts[_CLOCK], "tasks": parts[_TASKS], "resources": parts[_RESOURCES],
                 "rules": parts[_RULES], "feedback": parts[_FEEDBACK], "action_mask": self._mask.copy()}
 
-    def _info(self, invalid: bool) -> dict[str, Any]:
-        info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
+    def _info(self, invalid: bool, mask: np.ndarray) -> dict[str, Any]:
+        """The step's info; its ``action_mask`` is the observation's (one copy a step, the step's own)."""
+        info = {"action_mask": mask, "invalid_action": invalid, "persona": self.persona,
                 "time": self._time, "scores": dict(self._summary)}
         decisions = self.world.decisions
         if len(decisions) > self._decisions_seen:  # the user's decisions since the last step

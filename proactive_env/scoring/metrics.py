@@ -190,71 +190,129 @@ class RunScorer:
     def _entry(self, e: dict) -> bool:
         kind, t = e["type"], e["t"]
         closed = t >= self._next_window_end and kind != "run_end" and self._close_windows(t)
-        if kind in _UNREAD:  # (most of the log: only the clock matters of them)
+        read = _READERS.get(kind)
+        if read is None:  # (most of the log: only the clock matters of them)
             return closed
-        task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
-        if kind == "run_start":
-            self.policy = PolicyState(dict(e["rules"]))
-            if e["rules"] != self._stated_rules:
-                self._fix_denominators(dict(e["rules"]))
-            self.composed = e.get("face", "structured") == "structured"
-        elif kind == "policy_change":
-            self.policy.change(e["rules"])
-        elif kind == "decision":
-            self.policy.answer(e["task"], e["verdict"])
-        elif kind == "record":
-            self.version[e["id"]] = e.get("version", 0)
-        elif kind == "event":
-            self.brought |= self._reveals.get(e["id"], set())
-        elif kind == "task_active":
-            task.active = True
-            task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
-            for d, _ in self._roles.get(task.spec.id, ()):
-                if t < d.spec.end:
-                    d.eligible = d.eligible or self._both_active(d)
-        elif kind == "task_inactive":
-            task.cut_off = self._oracle_reaches(task.spec)
-        elif kind == "read":
-            self._read(e["record"], task)
-            self.read_version[e["record"]] = max(self.read_version.get(e["record"], -1), e.get("version", 0))
-        elif kind == "work":
-            task.started = True
-            lost = len(self.needless_postponements)
-            self._work(task, e)
-            closed |= len(self.needless_postponements) > lost
-        elif kind == "work_done":
-            task.units_done = e["units_done"]
-        elif kind == "note" and task is not None:
+        return read(self, e, t) or closed
+
+    # One reader per kind of log entry the scorer reads (``_READERS``); each returns whether
+    # something closed (a task, a TA window, a needless postponement decided when made).
+    def _task_of(self, e: dict) -> _Task | None:
+        return self.tasks.get(e.get("task")) if e.get("task") is not None else None
+
+    def _on_run_start(self, e: dict, t: int) -> bool:
+        self.policy = PolicyState(dict(e["rules"]))
+        if e["rules"] != self._stated_rules:
+            self._fix_denominators(dict(e["rules"]))
+        self.composed = e.get("face", "structured") == "structured"
+        return False
+
+    def _on_policy_change(self, e: dict, t: int) -> bool:
+        self.policy.change(e["rules"])
+        return False
+
+    def _on_decision(self, e: dict, t: int) -> bool:
+        self.policy.answer(e["task"], e["verdict"])
+        return False
+
+    def _on_record(self, e: dict, t: int) -> bool:
+        self.version[e["id"]] = e.get("version", 0)
+        return False
+
+    def _on_event(self, e: dict, t: int) -> bool:
+        self.brought |= self._reveals.get(e["id"], set())
+        return False
+
+    def _on_task_active(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.active = True
+        task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
+        for d, _ in self._roles.get(task.spec.id, ()):
+            if t < d.spec.end:
+                d.eligible = d.eligible or self._both_active(d)
+        return False
+
+    def _on_task_inactive(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.cut_off = self._oracle_reaches(task.spec)
+        return False
+
+    def _on_read(self, e: dict, t: int) -> bool:
+        record = e["record"]
+        self._read(record, self._task_of(e))
+        self.read_version[record] = max(self.read_version.get(record, -1), e.get("version", 0))
+        return False
+
+    def _on_work(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.started = True
+        lost = len(self.needless_postponements)
+        self._work(task, e)
+        return len(self.needless_postponements) > lost
+
+    def _on_work_done(self, e: dict, t: int) -> bool:
+        self._task_of(e).units_done = e["units_done"]
+        return False
+
+    def _on_note(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             task.started = True
             self._wrote(task, e["text"])
-        elif kind == "present" and task is not None:
+        return False
+
+    def _on_present(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             self._present(task, e)
-        elif kind == "run_refused" and task is not None:  # a run the user decides, started without their OK
+        return False
+
+    def _on_run_refused(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:  # a run the user decides, started without their OK
             task.interventions.append(False)
-        elif kind == "execute" and task is not None:
+        return False
+
+    def _on_execute(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             self._execute(task, e)  # one refused for its arguments leaves the approval in force
-        elif kind == "defer" and task is not None:
-            lost = len(self.needless_postponements)
-            self._defer(task, e)
-            closed |= len(self.needless_postponements) > lost  # a needless postponement is decided when made
-        elif kind == "intrusion":
-            for d in self.decisions:
-                if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
-                    d.intruded = True
-        elif kind == "trust" and task is not None:
+        return False
+
+    def _on_defer(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is None:
+            return False
+        lost = len(self.needless_postponements)
+        self._defer(task, e)
+        return len(self.needless_postponements) > lost  # a needless postponement is decided when made
+
+    def _on_intrusion(self, e: dict, t: int) -> bool:
+        for d in self.decisions:
+            if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
+                d.intruded = True
+        return False
+
+    def _on_trust(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             task.trust_after = e["after"]
-        elif kind == "task_closed":
-            if task.active or task.cut_off or task.spec.id in self.counted:
-                self._score(task, t)
-                closed = True
-        elif kind == "run_end":
-            closed |= self._close_windows(math.inf)
-            for task_id in self.counted:  # a branch that never came up (its trigger never fired) is cut off too
-                self._score(self.tasks[task_id], t)
-            self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
-            self.ended = True
-            closed = True
-        return closed
+        return False
+
+    def _on_task_closed(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task.active or task.cut_off or task.spec.id in self.counted:
+            self._score(task, t)
+            return True
+        return False
+
+    def _on_run_end(self, e: dict, t: int) -> bool:
+        self._close_windows(math.inf)
+        for task_id in self.counted:  # a branch that never came up (its trigger never fired) is cut off too
+            self._score(self.tasks[task_id], t)
+        self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
+        self.ended = True
+        return True
 
     def _either_active(self, d: _Decision) -> bool:
         return self.tasks[d.spec.urgent].active or self.tasks[d.spec.competing].active
@@ -742,9 +800,13 @@ class RunScorer:
         }
 
 
-# Log entries the scorer reads only for their time (the branches of ``RunScorer._entry`` name
-# none of them; tests/test_env_fast_path.py checks): skipped before the branches.
-_UNREAD = frozenset({"action", "followup", "allocate_failed", "request_lapsed", "event_moot", "matter"})
+# The kinds of log entry the scorer reads, each with its reader; every other kind (an action, a
+# follow-up, a lapsed request, a matter filed, ...) it reads only for its time.
+# (tests/test_env_fast_path.py checks that each is a kind the world records.)
+_READERS = {kind: getattr(RunScorer, f"_on_{kind}") for kind in (
+    "run_start", "policy_change", "decision", "record", "event", "task_active", "task_inactive", "read", "work",
+    "work_done", "note", "present", "run_refused", "execute", "defer", "intrusion", "trust", "task_closed",
+    "run_end")}
 
 
 class _HeldCache:
