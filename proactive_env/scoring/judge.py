@@ -45,7 +45,7 @@ import json
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..spec import Task
@@ -486,6 +486,17 @@ class RubricJudge:
         quality = min(1.0, work.units_done / work.units) if work.units else 1.0
         return {"correctness": correctness, "grounding": grounding,
                 "completeness": completeness, "artifact_quality": quality}
+
+    @staticmethod
+    def what_it_reads(task: Task, work: TaskWork) -> TaskWork:
+        """``work`` less what this judge never reads: of ``observed``, only the records that are
+        the source of one of the task's facts (grounding asks nothing else of it), so that works
+        differing only in what else the agent had read share one cached verdict (the scorer's).
+        ``judge``, ``substantive`` and the constraints check give the same on both: keep it so
+        when changing what they read (tests/test_env_fast_path.py plays every pair without it)."""
+        sources = {f.source for f in task.facts}
+        kept = tuple(r for r in work.observed if r in sources)
+        return work if len(kept) == len(work.observed) else replace(work, observed=kept)
 
 
 def substantive(task: Task, work: TaskWork) -> bool:

@@ -143,6 +143,7 @@ class RunScorer:
         self.scenario, self.persona = scenario, persona
         self.weights = weights or Weights()
         self.judges = judges or [RubricJudge()]
+        self._rubric_only = all(type(j) is RubricJudge for j in self.judges)
         self._tr_j_override, self._ta_override = tr_j or {}, ta or {}
         self.schedule = Schedule.of(scenario)
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
@@ -535,6 +536,8 @@ class RunScorer:
         met = self._met(task, wanted)
         aligned = all(task.interventions) and met
         work = self._work_of(task, wanted)
+        if self._rubric_only:  # (what the verdicts read of it: works that differ only elsewhere share them)
+            work = RubricJudge.what_it_reads(spec, work)
         diag, constraints = self._judged(spec, work)
         components: dict[str, float] = {}
         if spec.evidence:
@@ -553,7 +556,7 @@ class RunScorer:
         """The judges' diagnostics and the constraints score of a task's work. With the default
         rubric judge alone both are a function of (task, work), so they are cached: a structured
         agent's composed work repeats across episodes (scoring at a task's close is the hot path)."""
-        if not all(type(j) is RubricJudge for j in self.judges):
+        if not self._rubric_only:
             return judge_task(self.judges, spec, work), self._constraints(spec, work)
         key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
         diagnostics, constraints = _JUDGED.get(key, (spec,), lambda: (judge_task(self.judges, spec, work),
