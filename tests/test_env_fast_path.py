@@ -2,9 +2,11 @@
 
 The fast path updates the observation in place for only what changed (rows of dirty tasks, the
 clock's columns when it moves), copies it once per step, scores only the log entries that can
-matter and caches what does not change (a task's verdicts per (task, work), a variant's
-seed-independent parts, static slot rows). The slow path, patched in here, rebuilds every row and
-clock column at every step, reads every log entry, checks every TA window and caches nothing. The
+matter and caches what does not change (a task's verdicts per (task, what the rubric judge reads
+of its work), its composed work per (evidence read, units done), a variant's seed-independent
+parts, static slot rows). The slow path, patched in here, rebuilds every row and clock column at
+every step, reads every log entry, checks every TA window, judges the whole work and caches
+nothing. The
 same action sequences (oracle, a seeded random player, the policy-follower; shaped and not) on
 every scenario–persona pair must give bit-identical observations, rewards, infos and final scores,
 the rewards must sum to J, and re-scoring the log must give the live scores.
@@ -26,6 +28,7 @@ from proactive_env.baselines import make_agent
 from proactive_env.envs import structured
 from proactive_env.envs.structured import ProactivityEnv
 from proactive_env.scoring import judge, metrics
+from proactive_env.scoring.compose import compose_artifact
 from proactive_env.scoring.metrics import RunScorer, score_log
 from proactive_env.sim import world as world_module
 from proactive_env.sim.schedule import SEARCH_STEP, Schedule
@@ -89,6 +92,7 @@ def slow_path(monkeypatch):
     monkeypatch.setattr(RunScorer, "_next_window_end", property(lambda self: -math.inf, lambda self, value: None),
                         raising=False)
     monkeypatch.setattr(metrics, "_substantive", judge.substantive)
+    monkeypatch.setattr(metrics, "_composed", lambda spec, reads, units: compose_artifact(spec, set(reads), units))
     monkeypatch.setattr(variant, "_prepared", lambda s: variant._Prepared(
         frozenset(ev.id for ev in s.events if variant._pinned(s, ev)), {}))
     monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(

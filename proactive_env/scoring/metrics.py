@@ -584,7 +584,7 @@ class RunScorer:
         composed = ""
         if self.composed and delivered and task.started:
             reads, units = task.at_delivery or (self._evidence_read(task), task.units_done)
-            composed = compose_artifact(spec, set(reads), units)  # the scenario's words: never a copy
+            composed = _composed(spec, frozenset(reads), units)  # the scenario's words: never a copy
         written = "\n".join(texts)
         own = "\n".join(p for p in (composed, strip_copies(written, self.records_text) if written else "") if p)
         artifact = "\n".join(p for p in (composed, written) if p)
@@ -833,6 +833,13 @@ _COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, chang
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
 _SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?
+_COMPOSED = _HeldCache(8192)  # (id(task), evidence read, units done) -> the structured face's composed work
+
+
+def _composed(spec: Task, reads: frozenset[str], units: int) -> str:
+    """``compose_artifact``, cached per (task, evidence read, units done): a pure function of the
+    three, and a task's few evidence records make few combinations (asked at every task's close)."""
+    return _COMPOSED.get((id(spec), reads, units), (spec,), lambda: compose_artifact(spec, set(reads), units))
 
 
 def _substantive(spec: Task, work: TaskWork) -> bool:
