@@ -157,6 +157,7 @@ class RunScorer:
                 self._roles.setdefault(tid, []).append((d, tid == d.spec.urgent))
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
+        self._score_parts: list[tuple[str, float, float, float, float]] = []  # per score: key, parts, share (settled)
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.observed: set[str] = set()
         self._observed_sorted: tuple[str, ...] = ()  # sorted(observed), kept as it grows
@@ -708,10 +709,14 @@ class RunScorer:
         w, n, weight = self.weights, len(self.counted), self.counted_weight
         shares: dict[str, float] = {}
         tc_raw = tr_d = tr_j = 0.0
-        for s in self.scores:
+        parts = self._score_parts
+        for s in self.scores[len(parts):]:  # (a scored task's parts and share are final: each worked out once)
             tc, d_part, j_part = self._task_parts(s)
+            parts.append((f"task:{s.task}", tc, d_part, j_part,
+                          w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0))
+        for key, tc, d_part, j_part, share in parts:
             tc_raw, tr_d, tr_j = tc_raw + tc, tr_d + d_part, tr_j + j_part
-            shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0
+            shares[key] = share
         n_decisions = len(self.counted_decisions)
         won = 0.0
         for d in self.counted_decisions:
