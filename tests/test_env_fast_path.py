@@ -85,7 +85,7 @@ def slow_path(monkeypatch):
         return static_row(self, t)
 
     static_row = ProactivityEnv._static_row
-    monkeypatch.setattr(judge.RubricJudge, "what_it_reads", staticmethod(lambda task, work: work))
+    monkeypatch.setattr(judge.RubricJudge, "observed_it_reads", staticmethod(lambda task, observed: observed))
     monkeypatch.setattr(ProactivityEnv, "_refresh", refresh_everything)
     monkeypatch.setattr(ProactivityEnv, "_static_row", static_row_afresh)
     monkeypatch.setattr(RunScorer, "_judged", judged_afresh)

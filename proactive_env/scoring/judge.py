@@ -45,7 +45,7 @@ import json
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..spec import Task
@@ -488,15 +488,14 @@ class RubricJudge:
                 "completeness": completeness, "artifact_quality": quality}
 
     @staticmethod
-    def what_it_reads(task: Task, work: TaskWork) -> TaskWork:
-        """``work`` less what this judge never reads: of ``observed``, only the records that are
-        the source of one of the task's facts (grounding asks nothing else of it), so that works
-        differing only in what else the agent had read share one cached verdict (the scorer's).
-        ``judge``, ``substantive`` and the constraints check give the same on both: keep it so
-        when changing what they read (tests/test_env_fast_path.py plays every pair without it)."""
+    def observed_it_reads(task: Task, observed: tuple[str, ...]) -> tuple[str, ...]:
+        """Of the records the agent had read (``TaskWork.observed``), those this judge reads: the
+        sources of the task's facts (grounding asks nothing else of them), so that works differing
+        only in what else the agent had read share one cached verdict (the scorer's). ``judge``,
+        ``substantive`` and the constraints check give the same on both: keep it so when changing
+        what they read (tests/test_env_fast_path.py plays every pair without it)."""
         sources = {f.source for f in task.facts}
-        kept = tuple(r for r in work.observed if r in sources)
-        return work if len(kept) == len(work.observed) else replace(work, observed=kept)
+        return tuple(r for r in observed if r in sources)
 
 
 def substantive(task: Task, work: TaskWork) -> bool:

@@ -536,9 +536,7 @@ class RunScorer:
         wanted = self.policy.wanted(spec, self.persona)
         met = self._met(task, wanted)
         aligned = all(task.interventions) and met
-        work = self._work_of(task, wanted)
-        if self._rubric_only:  # (what the verdicts read of it: works that differ only elsewhere share them)
-            work = RubricJudge.what_it_reads(spec, work)
+        work = self._work_of(task, wanted, judged=True)
         diag, constraints = self._judged(spec, work)
         components: dict[str, float] = {}
         if spec.evidence:
@@ -576,9 +574,12 @@ class RunScorer:
         # asked, and the user had not answered by the deadline
         return self.policy.rule(task.spec) == "approve" and task.spec.id not in self.policy.answers and task.requested
 
-    def _work_of(self, task: _Task, wanted: Depth) -> TaskWork:
+    def _work_of(self, task: _Task, wanted: Depth, judged: bool = False) -> TaskWork:
         """What the user received for the task (all of the agent's work on it where the user got
-        what they needed; only what they were shown otherwise), as a judge reads it."""
+        what they needed; only what they were shown otherwise), as a judge reads it. ``judged``:
+        for the scorer's judges; where the rubric judge is the only one, ``observed`` holds only
+        what it reads of it (``RubricJudge.observed_it_reads``: works that differ only in what
+        else the agent had read share one cached verdict)."""
         spec = task.spec
         delivered = wanted <= Depth.PREPARE or task.delivered_at is not None
         texts = [t for t in (task.texts if delivered else task.shown) if t]
@@ -593,6 +594,8 @@ class RunScorer:
         # made itself, e.g. a kept request released when its matter came up)
         observed = (task.observed_when_written if task.texts else
                     task.observed_at_delivery if task.delivered_at is not None else self._observed_sorted)
+        if judged and self._rubric_only:
+            observed = RubricJudge.observed_it_reads(spec, observed)
         return TaskWork(task=spec.id, artifact=artifact, own_words=own, observed=observed,
                         units_done=task.units_done, units=spec.work.units, noop=spec.noop,
                         intervened=bool(task.interventions),
