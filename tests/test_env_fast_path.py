@@ -2,9 +2,11 @@
 
 The fast path updates the observation in place for only what changed (rows of dirty tasks, the
 clock's columns when it moves), copies it once per step, scores only the log entries that can
-matter and caches what does not change (a task's verdicts per (task, work), a variant's
-seed-independent parts, static slot rows). The slow path, patched in here, rebuilds every row and
-clock column at every step, reads every log entry, checks every TA window and caches nothing. The
+matter and caches what does not change (a task's verdicts per (task, what the rubric judge reads
+of its work), its composed work per (evidence read, units done), a variant's seed-independent
+parts, static slot rows). The slow path, patched in here, rebuilds every row and clock column at
+every step, reads every log entry, checks every TA window, judges the whole work and caches
+nothing. The
 same action sequences (oracle, a seeded random player, the policy-follower; shaped and not) on
 every scenario–persona pair must give bit-identical observations, rewards, infos and final scores,
 the rewards must sum to J, and re-scoring the log must give the live scores.
@@ -12,13 +14,12 @@ the rewards must sum to J, and re-scoring the log must give the live scores.
 
 from __future__ import annotations
 
-import ast
 import copy
-import inspect
 import json
 import math
 import pickle
-import textwrap
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,11 +28,13 @@ from proactive_env.baselines import make_agent
 from proactive_env.envs import structured
 from proactive_env.envs.structured import ProactivityEnv
 from proactive_env.scoring import judge, metrics
+from proactive_env.scoring.compose import compose_artifact
 from proactive_env.scoring.metrics import RunScorer, score_log
 from proactive_env.sim import world as world_module
 from proactive_env.sim.schedule import SEARCH_STEP, Schedule
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 
+ROOT = Path(__file__).resolve().parents[1]
 CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
 PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("policy-follower", 1000, False)]
 
@@ -82,13 +85,14 @@ def slow_path(monkeypatch):
         return static_row(self, t)
 
     static_row = ProactivityEnv._static_row
+    monkeypatch.setattr(judge.RubricJudge, "observed_it_reads", staticmethod(lambda task, observed: observed))
     monkeypatch.setattr(ProactivityEnv, "_refresh", refresh_everything)
     monkeypatch.setattr(ProactivityEnv, "_static_row", static_row_afresh)
     monkeypatch.setattr(RunScorer, "_judged", judged_afresh)
     monkeypatch.setattr(RunScorer, "_next_window_end", property(lambda self: -math.inf, lambda self, value: None),
                         raising=False)
     monkeypatch.setattr(metrics, "_substantive", judge.substantive)
-    monkeypatch.setattr(metrics, "_UNREAD", frozenset())
+    monkeypatch.setattr(metrics, "_composed", lambda spec, reads, units: compose_artifact(spec, set(reads), units))
     monkeypatch.setattr(variant, "_prepared", lambda s: variant._Prepared(
         frozenset(ev.id for ev in s.events if variant._pinned(s, ev)), {}))
     monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(
@@ -105,15 +109,16 @@ def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
             assert a == b, (s, p, play, step)
 
 
-def test_the_log_kinds_the_scorer_skips_are_none_it_reads():
-    """``metrics._UNREAD`` lists log kinds the scorer only times; none may be a kind ``_entry``
-    compares ``kind`` with (a new branch for one would otherwise never run)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(RunScorer._entry)))
-    read = {node.comparators[0].value for node in ast.walk(tree)
-            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "kind"
-            and isinstance(node.comparators[0], ast.Constant)}
-    assert {"run_start", "read", "task_closed", "run_end"} <= read  # (the parse finds the branches)
-    assert not read & metrics._UNREAD
+def test_every_kind_the_scorer_reads_is_one_the_world_records():
+    """``metrics._READERS`` maps each kind of log entry the scorer reads to its reader; every other
+    kind is read for its time only. A key the world never records (a typo, a renamed kind) would
+    silently stop the scorer reading that kind: each must be a kind some ``_record("...")`` call of
+    the simulator writes, and each reader must be the scorer's method of that name."""
+    sources = [p for p in (ROOT / "proactive_env" / "sim").glob("*.py")]
+    recorded = {m for p in sources for m in re.findall(r'_record\(\s*"([a-z_]+)"', p.read_text(encoding="utf-8"))}
+    assert {"run_start", "read", "work", "task_closed", "run_end", "action"} <= recorded  # (the scan finds them)
+    assert set(metrics._READERS) <= recorded, set(metrics._READERS) - recorded
+    assert all(reader is getattr(RunScorer, f"_on_{kind}") for kind, reader in metrics._READERS.items())
 
 
 def test_observation_parts_tile_one_buffer():

@@ -62,6 +62,12 @@ _CLOCK, _TASKS, _RESOURCES, _RULES, _FEEDBACK = (slice(end - n, end) for end, n 
 # the same rounding as a numpy assignment): the byte offset of each slot's first state column.
 _STATE_ROW = struct.Struct(f"={len(STATE_FEATURES)}f")
 _STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for slot in range(MAX_TASKS)]
+# Single cells are written through a memoryview of the buffer (a float32 store, the same rounding
+# as numpy's, at a fraction of the cost of indexing the array): each one's index in the buffer.
+_URGENCY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _URGENCY for slot in range(MAX_TASKS)]
+_BUSY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _BUSY for slot in range(MAX_TASKS)]
+_RESOURCE_AT = [_RESOURCES.start + i * len(RESOURCE_FEATURES) for i in range(MAX_RESOURCES)]
+_GRACE_AT, _HERE_AT, _AGE_AT = _CLOCK.start + 8, _CLOCK.start + 7, _FEEDBACK.stop - 1
 
 
 class ProactivityEnv(gym.Env):
@@ -126,7 +132,8 @@ class ProactivityEnv(gym.Env):
 
     Each step returns arrays of its own: the float parts are views of one copy of the env's
     observation buffer, which is updated in place for only what changed (rows of tasks that
-    changed, the clock's columns when it moves).
+    changed, the clock's columns when it moves); ``info["action_mask"]`` is the same array as
+    ``obs["action_mask"]``.
 
     ## Rewards
 
@@ -241,10 +248,13 @@ class ProactivityEnv(gym.Env):
         self._feedback_seen = 0
         self._summary = self.scorer.summary()
         self._buffer = np.zeros(_ENDS[-1], np.float32)
+        self._mask = np.zeros(N_ACTIONS, np.int8)
+        self._mask[0] = 1
         self._bind_parts()
         self._static_rows(s)
         self._first_weekday = s.start_date.weekday()
-        self._resource_ids = [r.id for r in s.resources]
+        self._resource_use = [self.world.schedule.resource_busy[r.id] for r in s.resources]
+        self._pools = [self.world.pools[r.id] for r in s.resources]
         self._jobs_seen = [0] * len(s.resources)
         for i, r in enumerate(s.resources):
             self._resources[i, 0] = 1.0
@@ -254,8 +264,6 @@ class ProactivityEnv(gym.Env):
             self._rules[c, 0] = 1.0
             self._rules[c, 1 + RULES.index(self._stated[category])] = 1.0
         self._feedback_at = 0
-        self._mask = np.zeros(N_ACTIONS, np.int8)
-        self._mask[0] = 1
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()
         self.world.dirty.update(range(len(s.tasks)))
@@ -263,13 +271,19 @@ class ProactivityEnv(gym.Env):
         return obs, info
 
     def _bind_parts(self) -> None:
-        """The observation's parts as views of the one buffer (again after unpickling or a deep
-        copy, which would otherwise leave them copies of their own)."""
+        """The observation's parts as views of the one buffer, and the memoryviews single cells
+        are written through (again after unpickling or a deep copy, which would otherwise leave
+        the views copies of their own; memoryviews are not pickled)."""
         buffer = self._buffer
         self._clock, self._feedback = buffer[_CLOCK], buffer[_FEEDBACK]
         self._tasks = buffer[_TASKS].reshape(MAX_TASKS, len(TASK_FEATURES))
         self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
         self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
+        self._cells = memoryview(buffer)
+        self._mask_cells = memoryview(self._mask).cast("B")
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_cells", "_mask_cells")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -289,7 +303,7 @@ class ProactivityEnv(gym.Env):
         """Apply the agent's action at the current decision point, without moving the clock.
         Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
         a = _action_int(action)
-        invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask[a]
+        invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask_cells[a]
         # At the cap only waiting is left (a multi-assistant env asks again while the others act).
         invalid = invalid or (a != 0 and self._here >= MAX_ACTIONS_PER_POINT)
         self._actions.append(0 if invalid else a)
@@ -315,10 +329,11 @@ class ProactivityEnv(gym.Env):
                 reward, self._phi = reward + phi - self._phi, phi
         self._refresh(moved)
         terminated = self.world.done
-        info = self._info(invalid)
+        obs = self._obs()
+        info = self._info(invalid, obs["action_mask"])
         if terminated:
             info["scores"] = self.scorer.breakdown()
-        return self._obs(), reward, terminated, False, info
+        return obs, reward, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as booleans (sb3-contrib's MaskablePPO reads this)."""
@@ -351,9 +366,9 @@ class ProactivityEnv(gym.Env):
         its own task or decision alone), paid once — or its change, should a final share move."""
         if not self.scorer.feed(self.world.log):
             return 0.0
-        self._summary = self.scorer.summary()
+        self._summary, shares = self.scorer.settled()
         reward, paid = 0.0, self._paid
-        for unit, share in self.scorer.contributions().items():
+        for unit, share in shares.items():
             before = paid.get(unit, 0.0)
             if share != before:
                 reward += share - before
@@ -393,45 +408,48 @@ class ProactivityEnv(gym.Env):
     def _refresh(self, moved: bool) -> None:
         """Bring the observation up to date: rows of tasks that changed, time-dependent columns."""
         world = self.world
-        for index in world.dirty:
-            self._task_row(world.tasks[index])
-        world.dirty.clear()
+        if world.dirty:
+            for index in world.dirty:
+                self._task_row(world.tasks[index])
+            world.dirty.clear()
         if moved:
             self._clock_update()
         self._jobs_update(moved)
-        self._feedback_update(moved)
-        self._clock[7] = self._here / MAX_ACTIONS_PER_POINT
+        if moved or len(world.feedback) > self._feedback_seen:
+            self._feedback_update(moved)
+        self._cells[_HERE_AT] = self._here / MAX_ACTIONS_PER_POINT
 
     def _clock_update(self) -> None:
         world, now = self.world, self.world.now
-        schedule, s = world.schedule, self.scenario
+        schedule, s, cells = world.schedule, self.scenario, self._cells
         available, asleep, day = schedule.available(now), schedule.sleep.contains(now), now // 1440
-        self._clock[:7] = (min(1.0, now / s.end_minute), (now % 1440) / 1440.0, min(1.0, day / s.days),
-                           ((self._first_weekday + day) % 7) / 6, available, asleep, not available and not asleep)
-        self._clock[8] = world.grace
+        cells[0] = min(1.0, now / s.end_minute)
+        cells[1] = (now % 1440) / 1440.0
+        cells[2] = min(1.0, day / s.days)
+        cells[3] = ((self._first_weekday + day) % 7) / 6
+        cells[4], cells[5], cells[6] = available, asleep, not available and not asleep
+        cells[_GRACE_AT] = world.grace
         busy = []
-        for i, rid in enumerate(self._resource_ids):
-            use = schedule.resource_busy[rid]
+        for i, use in enumerate(self._resource_use):
             busy.append(use.contains(now))
-            self._resources[i, 1:3] = (busy[i], use.overlaps(now, now + 120))
-        tasks, due = self._tasks, self._due
+            cells[_RESOURCE_AT[i] + 1], cells[_RESOURCE_AT[i] + 2] = busy[i], use.overlaps(now, now + 120)
+        due, tasks = self._due, world.tasks
         for index in world.came_up:  # the open tasks: how soon the user needs each
-            if not world.tasks[index].closed:
+            if not tasks[index].closed:
                 left = (due[index] - now) / URGENCY_HORIZON
-                tasks[index, _URGENCY] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+                cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
-            tasks[index, _BUSY] = busy[res]
+            cells[_BUSY_AT[index]] = busy[res]
         self._time = world.clock_text()
 
     def _jobs_update(self, moved: bool) -> None:
         """The agent's running jobs per resource: they change with the clock and with every job
         reserved (by this agent's work launched now, or another assistant's on a shared pool)."""
-        world = self.world
-        for i, rid in enumerate(self._resource_ids):
-            pool = world.pools[rid]
-            if moved or len(pool.reservations) != self._jobs_seen[i]:  # (a pool's jobs only add up)
-                self._jobs_seen[i] = len(pool.reservations)
-                self._resources[i, 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
+        world, seen = self.world, self._jobs_seen
+        for i, pool in enumerate(self._pools):
+            if moved or len(pool.reservations) != seen[i]:  # (a pool's jobs only add up)
+                seen[i] = len(pool.reservations)
+                self._cells[_RESOURCE_AT[i] + 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
 
     def _feedback_update(self, moved: bool) -> None:
         world = self.world
@@ -452,33 +470,33 @@ class ProactivityEnv(gym.Env):
             self._feedback_at = latest.minute
         if self._feedback_seen and (new or moved):  # (its age changes only with the clock)
             age = (world.now - self._feedback_at) / URGENCY_HORIZON
-            self._feedback[-1] = 1.0 - min(1.0, max(0.0, age))
+            self._cells[_AGE_AT] = 1.0 - min(1.0, max(0.0, age))
 
     def _task_row(self, t: TaskState) -> None:
         """Write one task's state features and its six action-mask entries."""
         world = self.world
-        units = t.spec.work.units
         evidence = self._evidence[t.index]
         read = len(evidence & t.read) / len(evidence) if evidence else 1.0
         assessed = t.started and read == 1.0
         approval = t.approval
         _STATE_ROW.pack_into(
             self._buffer, _STATE_AT[t.index],
-            t.active, t.closed, read, t.units_done / units, t.running, t.allocated, t.followup is not None,
-            t.deferred, t.presented, approval == "pending", approval == "approve", approval == "decline",
-            approval == "acknowledge", t.executed, t.exec_refused, assessed, assessed and not t.spec.noop,
-            world.needs_run_ok(t))
+            t.active, t.closed, read, t.units_done / t.spec.work.units, t.running, t.allocated,
+            t.followup is not None, t.deferred, t.presented, approval == "pending", approval == "approve",
+            approval == "decline", approval == "acknowledge", t.executed, t.exec_refused, assessed,
+            assessed and not t.spec.noop, world.needs_run_ok(t))
         if t.closed:
-            self._tasks[t.index, _URGENCY] = 0.0
-        self._mask[1 + t.index::MAX_TASKS] = world.valid_verbs(t)
+            self._cells[_URGENCY_AT[t.index]] = 0.0
+        self._mask_cells[1 + t.index::MAX_TASKS] = bytes(world.valid_verbs(t))
 
     def _obs(self) -> dict[str, np.ndarray]:
         parts = self._buffer.copy()
         return {"clock": parts[_CLOCK], "tasks": parts[_TASKS], "resources": parts[_RESOURCES],
                 "rules": parts[_RULES], "feedback": parts[_FEEDBACK], "action_mask": self._mask.copy()}
 
-    def _info(self, invalid: bool) -> dict[str, Any]:
-        info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "persona": self.persona,
+    def _info(self, invalid: bool, mask: np.ndarray) -> dict[str, Any]:
+        """The step's info; its ``action_mask`` is the observation's (one copy a step, the step's own)."""
+        info = {"action_mask": mask, "invalid_action": invalid, "persona": self.persona,
                 "time": self._time, "scores": dict(self._summary)}
         decisions = self.world.decisions
         if len(decisions) > self._decisions_seen:  # the user's decisions since the last step

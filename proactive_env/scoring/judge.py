@@ -488,6 +488,16 @@ class RubricJudge:
         return {"correctness": correctness, "grounding": grounding,
                 "completeness": completeness, "artifact_quality": quality}
 
+    @staticmethod
+    def observed_it_reads(task: Task, observed: tuple[str, ...]) -> tuple[str, ...]:
+        """Of the records the agent had read (``TaskWork.observed``), those this judge reads: the
+        sources of the task's facts (grounding asks nothing else of them), so that works differing
+        only in what else the agent had read share one cached verdict (the scorer's). ``judge``,
+        ``substantive`` and the constraints check give the same on both: keep it so when changing
+        what they read (tests/test_env_fast_path.py plays every pair without it)."""
+        sources = {f.source for f in task.facts}
+        return tuple(r for r in observed if r in sources)
+
 
 def substantive(task: Task, work: TaskWork) -> bool:
     """Is the work the agent's own and does it say something: at least one reference fact in its

@@ -143,15 +143,24 @@ class RunScorer:
         self.scenario, self.persona = scenario, persona
         self.weights = weights or Weights()
         self.judges = judges or [RubricJudge()]
+        self._rubric_only = all(type(j) is RubricJudge for j in self.judges)
         self._tr_j_override, self._ta_override = tr_j or {}, ta or {}
         self.schedule = Schedule.of(scenario)
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
         self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        # each task's TA decisions, in the scenario's order, with whether it is their urgent task:
+        # what an entry about the task may change (an entry about no decision's task looks at none)
+        self._roles: dict[str, list[tuple[_Decision, bool]]] = {}
+        for d in self.decisions:
+            for tid in dict.fromkeys((d.spec.urgent, d.spec.competing)):
+                self._roles.setdefault(tid, []).append((d, tid == d.spec.urgent))
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
+        self._score_parts: list[tuple[str, float, float, float, float]] = []  # per score: key, parts, share (settled)
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.observed: set[str] = set()
+        self._observed_sorted: tuple[str, ...] = ()  # sorted(observed), kept as it grows
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
         self.needless_reads: set[str] = set()
@@ -183,71 +192,129 @@ class RunScorer:
     def _entry(self, e: dict) -> bool:
         kind, t = e["type"], e["t"]
         closed = t >= self._next_window_end and kind != "run_end" and self._close_windows(t)
-        if kind in _UNREAD:  # (most of the log: only the clock matters of them)
+        read = _READERS.get(kind)
+        if read is None:  # (most of the log: only the clock matters of them)
             return closed
-        task = self.tasks.get(e.get("task")) if e.get("task") is not None else None
-        if kind == "run_start":
-            self.policy = PolicyState(dict(e["rules"]))
-            if e["rules"] != self._stated_rules:
-                self._fix_denominators(dict(e["rules"]))
-            self.composed = e.get("face", "structured") == "structured"
-        elif kind == "policy_change":
-            self.policy.change(e["rules"])
-        elif kind == "decision":
-            self.policy.answer(e["task"], e["verdict"])
-        elif kind == "record":
-            self.version[e["id"]] = e.get("version", 0)
-        elif kind == "event":
-            self.brought |= self._reveals.get(e["id"], set())
-        elif kind == "task_active":
-            task.active = True
-            task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
-            for d in self.decisions:
-                if task.spec.id in (d.spec.urgent, d.spec.competing) and t < d.spec.end:
-                    d.eligible = d.eligible or self._both_active(d)
-        elif kind == "task_inactive":
-            task.cut_off = self._oracle_reaches(task.spec)
-        elif kind == "read":
-            self._read(e["record"], task)
-            self.read_version[e["record"]] = max(self.read_version.get(e["record"], -1), e.get("version", 0))
-        elif kind == "work":
-            task.started = True
-            lost = len(self.needless_postponements)
-            self._work(task, e)
-            closed |= len(self.needless_postponements) > lost
-        elif kind == "work_done":
-            task.units_done = e["units_done"]
-        elif kind == "note" and task is not None:
+        return read(self, e, t) or closed
+
+    # One reader per kind of log entry the scorer reads (``_READERS``); each returns whether
+    # something closed (a task, a TA window, a needless postponement decided when made).
+    def _task_of(self, e: dict) -> _Task | None:
+        return self.tasks.get(e.get("task")) if e.get("task") is not None else None
+
+    def _on_run_start(self, e: dict, t: int) -> bool:
+        self.policy = PolicyState(dict(e["rules"]))
+        if e["rules"] != self._stated_rules:
+            self._fix_denominators(dict(e["rules"]))
+        self.composed = e.get("face", "structured") == "structured"
+        return False
+
+    def _on_policy_change(self, e: dict, t: int) -> bool:
+        self.policy.change(e["rules"])
+        return False
+
+    def _on_decision(self, e: dict, t: int) -> bool:
+        self.policy.answer(e["task"], e["verdict"])
+        return False
+
+    def _on_record(self, e: dict, t: int) -> bool:
+        self.version[e["id"]] = e.get("version", 0)
+        return False
+
+    def _on_event(self, e: dict, t: int) -> bool:
+        self.brought |= self._reveals.get(e["id"], set())
+        return False
+
+    def _on_task_active(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.active = True
+        task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
+        for d, _ in self._roles.get(task.spec.id, ()):
+            if t < d.spec.end:
+                d.eligible = d.eligible or self._both_active(d)
+        return False
+
+    def _on_task_inactive(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.cut_off = self._oracle_reaches(task.spec)
+        return False
+
+    def _on_read(self, e: dict, t: int) -> bool:
+        record = e["record"]
+        self._read(record, self._task_of(e))
+        self.read_version[record] = max(self.read_version.get(record, -1), e.get("version", 0))
+        return False
+
+    def _on_work(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        task.started = True
+        lost = len(self.needless_postponements)
+        self._work(task, e)
+        return len(self.needless_postponements) > lost
+
+    def _on_work_done(self, e: dict, t: int) -> bool:
+        self._task_of(e).units_done = e["units_done"]
+        return False
+
+    def _on_note(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             task.started = True
             self._wrote(task, e["text"])
-        elif kind == "present" and task is not None:
+        return False
+
+    def _on_present(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             self._present(task, e)
-        elif kind == "run_refused" and task is not None:  # a run the user decides, started without their OK
+        return False
+
+    def _on_run_refused(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:  # a run the user decides, started without their OK
             task.interventions.append(False)
-        elif kind == "execute" and task is not None:
+        return False
+
+    def _on_execute(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             self._execute(task, e)  # one refused for its arguments leaves the approval in force
-        elif kind == "defer" and task is not None:
-            lost = len(self.needless_postponements)
-            self._defer(task, e)
-            closed |= len(self.needless_postponements) > lost  # a needless postponement is decided when made
-        elif kind == "intrusion":
-            for d in self.decisions:
-                if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
-                    d.intruded = True
-        elif kind == "trust" and task is not None:
+        return False
+
+    def _on_defer(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is None:
+            return False
+        lost = len(self.needless_postponements)
+        self._defer(task, e)
+        return len(self.needless_postponements) > lost  # a needless postponement is decided when made
+
+    def _on_intrusion(self, e: dict, t: int) -> bool:
+        for d in self.decisions:
+            if d.spec.shares == e["resource"] and e["start"] < d.spec.end and e["end"] > d.spec.start:
+                d.intruded = True
+        return False
+
+    def _on_trust(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task is not None:
             task.trust_after = e["after"]
-        elif kind == "task_closed":
-            if task.active or task.cut_off or task.spec.id in self.counted:
-                self._score(task, t)
-                closed = True
-        elif kind == "run_end":
-            closed |= self._close_windows(math.inf)
-            for task_id in self.counted:  # a branch that never came up (its trigger never fired) is cut off too
-                self._score(self.tasks[task_id], t)
-            self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
-            self.ended = True
-            closed = True
-        return closed
+        return False
+
+    def _on_task_closed(self, e: dict, t: int) -> bool:
+        task = self._task_of(e)
+        if task.active or task.cut_off or task.spec.id in self.counted:
+            self._score(task, t)
+            return True
+        return False
+
+    def _on_run_end(self, e: dict, t: int) -> bool:
+        self._close_windows(math.inf)
+        for task_id in self.counted:  # a branch that never came up (its trigger never fired) is cut off too
+            self._score(self.tasks[task_id], t)
+        self.privacy = min(PRIVACY_CAP, PRIVACY_COST * len(self._needless()))
+        self.ended = True
+        return True
 
     def _either_active(self, d: _Decision) -> bool:
         return self.tasks[d.spec.urgent].active or self.tasks[d.spec.competing].active
@@ -261,7 +328,9 @@ class RunScorer:
                    for c in spec.requires)
 
     def _read(self, record: str, task: _Task | None) -> None:
-        self.observed.add(record)
+        if record not in self.observed:
+            self.observed.add(record)
+            self._observed_sorted = tuple(sorted(self.observed))
         if task is not None:
             task.reads.add(record)
 
@@ -284,7 +353,7 @@ class RunScorer:
     def _wrote(self, task: _Task, text: str) -> None:
         """The agent wrote for the task: its facts are grounded in what it had read by now."""
         task.texts.append(text)
-        task.observed_when_written = tuple(sorted(self.observed))
+        task.observed_when_written = self._observed_sorted
 
     # ------------------------------------------------------------------ interventions
     def _present(self, task: _Task, e: dict) -> None:
@@ -310,7 +379,7 @@ class RunScorer:
 
     def _deliver(self, task: _Task, t: int) -> None:
         task.delivered_at = t
-        task.observed_at_delivery = tuple(sorted(self.observed))
+        task.observed_at_delivery = self._observed_sorted
         task.at_delivery = (frozenset(self._evidence_read(task)), task.units_done)
 
     def _execute(self, task: _Task, e: dict) -> None:
@@ -336,11 +405,11 @@ class RunScorer:
         it; for the competing one, taking what the decision is about — the user's time (a message,
         a request, an action put to them). In a clash over a resource only running the competing
         work on it in the window competes (``_work``): telling the user about it does not."""
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if d.spec.start <= t < d.spec.end:
-                if task.spec.id == d.spec.urgent:
+                if urgent:
                     self._handled(d)
-                elif task.spec.id == d.spec.competing and d.spec.shares == "user_time":
+                elif d.spec.shares == "user_time":
                     d.competed = True
 
     def _handled(self, d: _Decision) -> None:
@@ -377,9 +446,9 @@ class RunScorer:
         could see (it is the competing side of an open decision with both tasks known; for an
         allocation, also where running it then would overlap the user's own use)."""
         tid = task.spec.id
-        if any(self._clash(d, t) and tid == d.spec.competing and (not allocation or self._run_clashes(d, task, t))
-               for d in self.decisions):
-            return
+        for d, urgent in self._roles.get(tid, ()):
+            if not urgent and self._clash(d, t) and (not allocation or self._run_clashes(d, task, t)):
+                return
         if allocation and self._overlaps_use(task, t):
             return
         self.needless_postponements.setdefault(tid, []).append(t)
@@ -395,12 +464,13 @@ class RunScorer:
         start, end = e["start"], e["end"]
         if e.get("allocated") and start > e["t"]:
             self._postponed(task, e["t"], allocation=True)
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if e["t"] >= d.spec.end:
                 continue
-            if task.spec.id == d.spec.urgent and d.spec.start <= start < d.spec.end:
-                self._handled(d)
-            elif task.spec.id == d.spec.competing:
+            if urgent:
+                if d.spec.start <= start < d.spec.end:
+                    self._handled(d)
+            else:
                 if start < d.spec.end and end > d.spec.start:
                     # private work takes none of the user's time; on a resource it takes the resource
                     d.competed |= d.spec.shares != "user_time"
@@ -412,13 +482,13 @@ class RunScorer:
         t, until = e["t"], e.get("until")
         made = e.get("made", t)  # a postponement kept until its task came up was made when written
         urgent_in_window = False
-        for d in self.decisions:
+        for d, urgent in self._roles.get(task.spec.id, ()):
             if t >= d.spec.end:
                 continue
-            if task.spec.id == d.spec.urgent:
+            if urgent:
                 d.urgent_deferred = True
                 urgent_in_window |= d.spec.start <= made
-            elif task.spec.id == d.spec.competing and self._clash(d, made):
+            elif self._clash(d, made):
                 if until is None:
                     d.continuation = max(d.continuation, 0.5)
                 elif until >= d.spec.end and self._feasible(task, until):
@@ -466,7 +536,7 @@ class RunScorer:
         wanted = self.policy.wanted(spec, self.persona)
         met = self._met(task, wanted)
         aligned = all(task.interventions) and met
-        work = self._work_of(task, wanted)
+        work = self._work_of(task, wanted, judged=True)
         diag, constraints = self._judged(spec, work)
         components: dict[str, float] = {}
         if spec.evidence:
@@ -485,7 +555,7 @@ class RunScorer:
         """The judges' diagnostics and the constraints score of a task's work. With the default
         rubric judge alone both are a function of (task, work), so they are cached: a structured
         agent's composed work repeats across episodes (scoring at a task's close is the hot path)."""
-        if not all(type(j) is RubricJudge for j in self.judges):
+        if not self._rubric_only:
             return judge_task(self.judges, spec, work), self._constraints(spec, work)
         key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
         diagnostics, constraints = _JUDGED.get(key, (spec,), lambda: (judge_task(self.judges, spec, work),
@@ -504,23 +574,28 @@ class RunScorer:
         # asked, and the user had not answered by the deadline
         return self.policy.rule(task.spec) == "approve" and task.spec.id not in self.policy.answers and task.requested
 
-    def _work_of(self, task: _Task, wanted: Depth) -> TaskWork:
+    def _work_of(self, task: _Task, wanted: Depth, judged: bool = False) -> TaskWork:
         """What the user received for the task (all of the agent's work on it where the user got
-        what they needed; only what they were shown otherwise), as a judge reads it."""
+        what they needed; only what they were shown otherwise), as a judge reads it. ``judged``:
+        for the scorer's judges; where the rubric judge is the only one, ``observed`` holds only
+        what it reads of it (``RubricJudge.observed_it_reads``: works that differ only in what
+        else the agent had read share one cached verdict)."""
         spec = task.spec
         delivered = wanted <= Depth.PREPARE or task.delivered_at is not None
         texts = [t for t in (task.texts if delivered else task.shown) if t]
         composed = ""
         if self.composed and delivered and task.started:
             reads, units = task.at_delivery or (self._evidence_read(task), task.units_done)
-            composed = compose_artifact(spec, set(reads), units)  # the scenario's words: never a copy
+            composed = _composed(spec, frozenset(reads), units)  # the scenario's words: never a copy
         written = "\n".join(texts)
         own = "\n".join(p for p in (composed, strip_copies(written, self.records_text) if written else "") if p)
         artifact = "\n".join(p for p in (composed, written) if p)
         # grounded in what the agent had read by the time it wrote (not frozen at a delivery the game
         # made itself, e.g. a kept request released when its matter came up)
         observed = (task.observed_when_written if task.texts else
-                    task.observed_at_delivery if task.delivered_at is not None else tuple(sorted(self.observed)))
+                    task.observed_at_delivery if task.delivered_at is not None else self._observed_sorted)
+        if judged and self._rubric_only:
+            observed = RubricJudge.observed_it_reads(spec, observed)
         return TaskWork(task=spec.id, artifact=artifact, own_words=own, observed=observed,
                         units_done=task.units_done, units=spec.work.units, noop=spec.noop,
                         intervened=bool(task.interventions),
@@ -629,26 +704,45 @@ class RunScorer:
         terms) once the task has closed, ``decision:<id>`` once its window has closed, and
         ``privacy`` (−λ_TC × the needless-read cost, as TC's floor at 0 lets it) at the run's end.
         Each share is final when it appears; they sum to ``summary()["J"]``."""
+        return self.settled()[1]
+
+    def settled(self) -> tuple[dict[str, float], dict[str, float]]:
+        """``(summary(), contributions())`` from one pass over what has closed (the env asks for
+        both whenever something closes)."""
         w, n, weight = self.weights, len(self.counted), self.counted_weight
         shares: dict[str, float] = {}
-        tc_raw = 0.0
-        for s in self.scores:
-            tc, tr_d, tr_j = self._task_parts(s)
-            tc_raw += tc
-            shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (tr_d + tr_j / 4.0) / n / 2.0
+        tc_raw = tr_d = tr_j = 0.0
+        parts = self._score_parts
+        for s in self.scores[len(parts):]:  # (a scored task's parts and share are final: each worked out once)
+            tc, d_part, j_part = self._task_parts(s)
+            parts.append((f"task:{s.task}", tc, d_part, j_part,
+                          w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0))
+        for key, tc, d_part, j_part, share in parts:
+            tc_raw, tr_d, tr_j = tc_raw + tc, tr_d + d_part, tr_j + j_part
+            shares[key] = share
         n_decisions = len(self.counted_decisions)
         won = 0.0
         for d in self.counted_decisions:
             if d.closed:
-                won += self._decision_part(d)
-                shares[f"decision:{d.spec.id}"] = w.ta * self._decision_part(d) / n_decisions
+                part = self._decision_part(d)
+                won += part
+                shares[f"decision:{d.spec.id}"] = w.ta * part / n_decisions
+        lost = len(self.needless_postponements)
         for task_id in self.needless_postponements:  # each costs a decision, when it is made
             shares[f"needless:{task_id}"] = -w.ta / n_decisions if n_decisions else 0.0
         if self.ended:  # TA's floor at 0, as the summary has it
-            lost = len(self.needless_postponements)
             shares["needless_floor"] = w.ta * max(0.0, lost - won) / n_decisions if n_decisions else 0.0
             shares["privacy"] = -w.tc * min(self.privacy, tc_raw / weight) / 100.0
-        return shares
+        return self._summary_of(tc_raw, tr_d, tr_j, won, n, n_decisions), shares
+
+    def _summary_of(self, tc: float, tr_d: float, tr_j: float, won: float, n: int, decisions: int) -> dict[str, float]:
+        tc = max(0.0, tc / self.counted_weight - self.privacy)
+        tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
+        ta = max(0.0, won - len(self.needless_postponements)) / decisions if decisions else 0.0
+        s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
+        w = self.weights
+        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
+        return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
 
     def potential(self) -> float:
         """Credit in prospect, for potential-based reward shaping (0 once everything has closed):
@@ -678,19 +772,7 @@ class RunScorer:
         the share of counted tasks depth-aligned; TR-J = 1 + Σ (TR-J_t − 1) / n over the n counted
         tasks (never seen: 1 where the user was meant to see it, else 5); TA = (decisions won −
         tasks postponed needlessly) / counted decisions, floor 0."""
-        tc = tr_d = tr_j = 0.0
-        for s in self.scores:
-            parts = self._task_parts(s)
-            tc, tr_d, tr_j = tc + parts[0], tr_d + parts[1], tr_j + parts[2]
-        n, decisions = len(self.counted), len(self.counted_decisions)
-        tc = max(0.0, tc / self.counted_weight - self.privacy)
-        tr_d, tr_j = tr_d / n, 1.0 + tr_j / n
-        won = sum(self._decision_part(d) for d in self.counted_decisions)
-        ta = max(0.0, won - len(self.needless_postponements)) / decisions if decisions else 0.0
-        s_tr = (tr_d + (tr_j - 1.0) / 4.0) / 2.0
-        w = self.weights
-        j = w.tc * tc / 100.0 + w.ta * ta + w.tr * s_tr
-        return {"TC": tc, "TA": ta, "TR_D": tr_d, "TR_J": tr_j, "J": j}
+        return self.settled()[0]
 
     def decoys_failed(self) -> list[str]:
         """The scenario's decoy pairs in which a task was postponed needlessly inside the pair's window."""
@@ -700,8 +782,7 @@ class RunScorer:
     def breakdown(self) -> dict:
         """Everything behind the summary: per-task components and depths, per-decision TA, and
         each one's share of J."""
-        summary = self.summary()
-        shares = self.contributions()
+        summary, shares = self.settled()
         comps = {k: [s.components[k] for s in self.scores if k in s.components] for k in COMPONENTS}
         decisions = []
         for d in self.counted_decisions:
@@ -730,9 +811,13 @@ class RunScorer:
         }
 
 
-# Log entries the scorer reads only for their time (the branches of ``RunScorer._entry`` name
-# none of them; tests/test_env_fast_path.py checks): skipped before the branches.
-_UNREAD = frozenset({"action", "followup", "allocate_failed", "request_lapsed", "event_moot", "matter"})
+# The kinds of log entry the scorer reads, each with its reader; every other kind (an action, a
+# follow-up, a lapsed request, a matter filed, ...) it reads only for its time.
+# (tests/test_env_fast_path.py checks that each is a kind the world records.)
+_READERS = {kind: getattr(RunScorer, f"_on_{kind}") for kind in (
+    "run_start", "policy_change", "decision", "record", "event", "task_active", "task_inactive", "read", "work",
+    "work_done", "note", "present", "run_refused", "execute", "defer", "intrusion", "trust", "task_closed",
+    "run_end")}
 
 
 class _HeldCache:
@@ -756,6 +841,13 @@ _COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, chang
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
 _SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?
+_COMPOSED = _HeldCache(8192)  # (id(task), evidence read, units done) -> the structured face's composed work
+
+
+def _composed(spec: Task, reads: frozenset[str], units: int) -> str:
+    """``compose_artifact``, cached per (task, evidence read, units done): a pure function of the
+    three, and a task's few evidence records make few combinations (asked at every task's close)."""
+    return _COMPOSED.get((id(spec), reads, units), (spec,), lambda: compose_artifact(spec, set(reads), units))
 
 
 def _substantive(spec: Task, work: TaskWork) -> bool:

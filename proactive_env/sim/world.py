@@ -296,9 +296,8 @@ class World:
         change = ev.policy_change
         if change and self.persona in change.personas:
             self._change_policy(change.rules, "feedback")
-        for task in self.tasks:
-            if task.spec.trigger.type == "event" and task.spec.trigger.event == ev.id:
-                self.trigger_task(task)
+        for index in self._event_tasks.get(ev.id, ()):  # (in task order, as a scan of every task)
+            self.trigger_task(self.tasks[index])
         return True
 
     def _tasks_raised_by(self, ev) -> list[int]:
