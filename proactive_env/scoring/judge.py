@@ -17,7 +17,11 @@ A term is *copied* where the work reproduces a record rather than restating a fa
   (``REPRODUCED``): a pasted record, with fillers between its words, its words swapped for
   synonyms here and there, its sentences shuffled or interleaved with another's, or its distinct
   words sorted or shuffled into a salad, holds them all; a faithful statement of a few facts
-  from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most);
+  from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most).
+  Work written in pieces (the messages and notes of one task) holds them in one piece, or in
+  consecutive pieces that each add what the others lack (a record in chunks: its terms counted
+  per piece at most ``COMPLEMENTARY`` times the distinct terms held); several notes that each
+  restate the record's times, prices and names repeat them, and reproduce nothing between them;
 * or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
   ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
   consecutive ones of the work, words no record uses skipped, so fillers or swapped words between
@@ -44,7 +48,7 @@ import functools
 import json
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -60,6 +64,7 @@ GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mo
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
 VERBATIM_WORDS = 10  # ... of them words, not numbers: a restated table of the record's figures is no quote
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
+COMPLEMENTARY = 1.5  # pieces that count a record's terms more often than this per distinct term restate it
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
@@ -154,6 +159,7 @@ def _grams(seq: list[str], window: int) -> Iterable[tuple[int, int, tuple[str, .
 @dataclass(frozen=True)
 class _Record:
     vocab: frozenset[str]
+    words: frozenset[str]  # its distinct content terms less its figures (``_figure``): what a paste holds and a summary does not
     grams: frozenset[tuple[str, ...]]
     runs: frozenset[tuple[str, ...]]  # its consecutive GRAM terms, in order: what a verbatim quote repeats
 
@@ -177,7 +183,13 @@ class SourceIndex:
 def _record(text: str) -> _Record:
     """One record version's terms, n-grams and runs (computed once per text, whatever set it is in)."""
     seq = content_terms(text)
-    return _Record(frozenset(seq), frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW)), frozenset(_runs(seq)))
+    return _Record(frozenset(seq), frozenset(t for t in seq if not _figure(t)),
+                   frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW)), frozenset(_runs(seq)))
+
+
+def _figure(term: str) -> bool:
+    """A number, time, day or amount (or its currency or unit): what a summary restates."""
+    return _numeric(term) or term.startswith("@") or term in _GENERIC
 
 
 @functools.lru_cache(maxsize=64)
@@ -256,16 +268,20 @@ def _value(key: str, value) -> str:
     return str(value)
 
 
-def copying(text: str, sources: Iterable[str]) -> Copying:
-    return _copying(text, source_index(sources))
+def copying(text: str | Sequence[str], sources: Iterable[str]) -> Copying:
+    """How much of ``text`` is copied from ``sources``. ``text`` may be the several pieces the
+    agent wrote for one task (its messages and notes, in order): a record is reproduced by one
+    piece, or by consecutive pieces that together hold it without restating each other
+    (``COMPLEMENTARY``; the module doc)."""
+    return _copying((text,) if isinstance(text, str) else tuple(text), source_index(sources))
 
 
 @functools.lru_cache(maxsize=4096)
-def _copying(text: str, index: SourceIndex) -> Copying:
+def _copying(texts: tuple[str, ...], index: SourceIndex) -> Copying:
     """Copying in the prose; the executed calls' arguments, judged apart, add what of them is the
     agent's own (a copied argument adds nothing, and never makes the prose look copied)."""
-    said = _copying_of(prose(text), index)
-    acts = action_words(text)
+    said = _copying_of(tuple(prose(t) for t in texts), index)
+    acts = tuple(a for a in (action_words(t) for t in texts) if a)
     if not acts:
         return said
     done = _copying_of(acts, index)
@@ -273,12 +289,13 @@ def _copying(text: str, index: SourceIndex) -> Copying:
     return Copying(own, said.copied_share, said.reproduced)
 
 
-def _copying_of(text: str, index: SourceIndex) -> Copying:
-    pieces = _CLAUSE_SPLIT.split(text)  # clause, separator, clause, ...
+def _copying_of(texts: tuple[str, ...], index: SourceIndex) -> Copying:
+    pieces = _CLAUSE_SPLIT.split("\n".join(texts))  # clause, separator, clause, ...
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
     seqs = [content_terms(c) for c in clauses]
-    seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
-    copied = _copied(seq, index)
+    seq = [t for s in seqs for t in s]  # across clauses and pieces: a full stop or a new message every few words hides nothing
+    reproduced = _reproduced([set(content_terms(t)) for t in texts], index)
+    copied = _copied(seq, index, reproduced)
     own, at = [], 0
     for clause, sep, s in zip(clauses, seps, seqs):
         flags = copied[at:at + len(s)]
@@ -288,22 +305,44 @@ def _copying_of(text: str, index: SourceIndex) -> Copying:
         elif own and not own[-1].endswith("\n"):
             own[-1] = own[-1].rstrip() + "\n"  # a copied clause ends the sentence: a fact cannot span it
     own_text = "".join(own).strip()
-    return Copying(own_text, sum(copied) / len(seq) if seq else 0.0,
-                   sum(1 for r in _reproduced(seq, index)))
+    return Copying(own_text, sum(copied) / len(seq) if seq else 0.0, len(reproduced))
 
 
-def _reproduced(seq: list[str], index: SourceIndex) -> list[int]:
-    """The records whose distinct content terms ``seq`` holds nearly all of."""
-    held = set(seq)
+def _reproduced(held: list[set[str]], index: SourceIndex) -> list[int]:
+    """The records that one piece of the work, or a run of consecutive pieces that restate
+    little of each other, holds nearly all the distinct content terms of, its words as well as
+    its figures (module doc): a careful summary restates every time, price and date of a record,
+    again in each note, in wording of its own; a paste, however disguised, holds the wording."""
+    everything = set().union(*held) if held else set()
     return [r for r, rec in enumerate(index.records)
-            if len(rec.vocab) >= MIN_RECORD_TERMS and len(rec.vocab & held) >= REPRODUCED * len(rec.vocab)]
+            if len(rec.vocab) >= MIN_RECORD_TERMS
+            and all(len(part & everything) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))
+            and _in_pieces(rec.vocab, [h & rec.vocab for h in held])]
 
 
-def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
-    """Which terms of ``seq`` are copied (module doc)."""
+def _in_pieces(vocab: frozenset[str], parts: list[set[str]]) -> bool:
+    """Do consecutive pieces hold ``REPRODUCED`` of ``vocab`` between them, each adding what the
+    others lack: their terms, counted once per piece, at most ``COMPLEMENTARY`` times the distinct
+    terms they hold? A record pasted in chunks repeats little across the chunks; notes that each
+    restate the record's facts (its times, prices and names, again in every note) repeat them."""
+    need = REPRODUCED * len(vocab)
+    for first in range(len(parts)):
+        union: set[str] = set()
+        counted = 0
+        for part in parts[first:]:
+            union |= part
+            counted += len(part)
+            if len(union) >= need:
+                if counted <= COMPLEMENTARY * len(union):
+                    return True
+                break
+    return False
+
+
+def _copied(seq: list[str], index: SourceIndex, reproduced: list[int]) -> list[bool]:
+    """Which terms of ``seq`` are copied (module doc), given the records it reproduces."""
     if not seq:
         return []
-    reproduced = _reproduced(seq, index)
     copied = [any(t in index.records[r].vocab for r in reproduced) for t in seq]
     at = [i for i, t in enumerate(seq) if t in index.vocab]  # a word no record uses is no part of an n-gram
     known = [seq[i] for i in at]
@@ -352,9 +391,10 @@ def _absorb_fillers(copied: list[bool]) -> list[bool]:
     return out
 
 
-def strip_copies(text: str, sources: Iterable[str]) -> str:
-    """The clauses of ``text`` that are the agent's own (less than half of each copied), one a
-    line; what reproduces the records is left out."""
+def strip_copies(text: str | Sequence[str], sources: Iterable[str]) -> str:
+    """The clauses of ``text`` (one text, or the pieces written for one task, in order) that are
+    the agent's own (less than half of each copied), one a line; what reproduces the records is
+    left out."""
     return copying(text, sources).own_text
 
 
