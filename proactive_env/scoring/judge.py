@@ -69,7 +69,6 @@ MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short 
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
 CLAUSE_OWN = 0.5  # a clause counts as the agent's own while less than this share of its content terms is copied
-MAX_CLAUSE_TERMS = 40  # a "clause" with more content terms than this is a list, not a statement
 ANCHOR_REACH = 12  # a fact's keyword and its other key term: at most this many terms apart
 
 # Words that carry no content of their own: function words, and fillers a padded paste would use.
@@ -84,8 +83,34 @@ indeed okay ok anyway anyhow well yeah yes right quite kind sort stuff things th
 besides additionally overall essentially generally""".split())
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "cannot", "neither", "nor", "t", "nobody",
                         "shut", "clos", "cancel", "cancell", "unavailable", "longer"})  # stems; "n't" leaves "t"
+_NEGATIONS |= {"dead", "broken", "expir"}  # a link, card or booking said to be dead is not claimed working, live, valid
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|nor|shut|closed|cancel+ed|"
-                       r"unavailable|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
+                       r"unavailable|no longer|dead|broken|expired)\b|n't\b|n’t\b", re.IGNORECASE)
+# Things named by a string that compare whole (``whole_links``): an e-mail address, a URL (with or
+# without its scheme), a path (from "/", or relative with two slashes or a file's extension), an id
+# (parts joined by hyphens, from a letter, one with three digits or a letter beside a digit).
+_LINK = re.compile(r"(?i:[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+                   r"|(?:https?://)?(?:www\.)?(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[\w\-.~%/?=&#]*)?"
+                   r"|(?<![\w/.])/[a-z_][\w\-.~]*(?:/[\w\-.~]+)*"
+                   r"|\b[a-z_][\w-]*(?:/[a-z_][\w\-.]*){2,}|\b[a-z_][\w-]*(?:/[\w\-.]+)+\.[a-z]{2,4}\b)"
+                   r"|\b(?P<id>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b", re.IGNORECASE)
+_ID_PART = re.compile(r"\d{3}|[a-z]\d|\d[a-z]", re.IGNORECASE)  # "ccu-2219", "ns-0417-g2b"; not "epoch-60", "14-day"
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+
+
+def whole_links(text: str) -> str:
+    """``text`` with every e-mail address, URL, path and id (``_LINK``) made one term: compared
+    whole, "morganellis.ca/work" is not "morganellis.ca/portfolio", nor does it say "work"."""
+    return _LINK.sub(_link_term, text)
+
+
+def _link_term(match: re.Match) -> str:
+    found = match.group(0)
+    if match.group("id") and not _ID_PART.search(found):
+        return found  # a word with a number ("epoch-60", "severity-3"), not an id
+    link = found.rstrip("/.,;:?!")
+    tail = found[len(link):].replace("/", "")  # a full stop after a link still ends the sentence
+    return " link_" + re.sub(r"[^a-z0-9]+", "_", _SCHEME.sub("", link).lower()).strip("_") + tail + " "
 _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
@@ -184,12 +209,13 @@ def _record(text: str) -> _Record:
     """One record version's terms, n-grams and runs (computed once per text, whatever set it is in)."""
     seq = content_terms(text)
     return _Record(frozenset(seq), frozenset(t for t in seq if not _figure(t)),
-                   frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW)), frozenset(_runs(seq)))
+                   frozenset(g for _, _, g in _grams([t for t in seq if not _figure(t)], SOURCE_WINDOW)),
+                   frozenset(_runs(seq)))
 
 
 def _figure(term: str) -> bool:
-    """A number, time, day or amount (or its currency or unit): what a summary restates."""
-    return _numeric(term) or term.startswith("@") or term in _GENERIC
+    """A number, time, day or amount (or its currency or unit; "6e-4" too): what a summary restates."""
+    return term[:1].isdigit() or term.startswith("@") or term in _GENERIC
 
 
 @functools.lru_cache(maxsize=64)
@@ -344,7 +370,9 @@ def _copied(seq: list[str], index: SourceIndex, reproduced: list[int]) -> list[b
     if not seq:
         return []
     copied = [any(t in index.records[r].vocab for r in reproduced) for t in seq]
-    at = [i for i, t in enumerate(seq) if t in index.vocab]  # a word no record uses is no part of an n-gram
+    # a word no record uses is no part of an n-gram, nor is a figure: a table of the record's
+    # numbers restated, with the names they belong to, is data the user asked for, not a paste
+    at = [i for i, t in enumerate(seq) if t in index.vocab and not _figure(t)]
     known = [seq[i] for i in at]
     matches: dict[int, list[tuple[int, int]]] = {}
     grams_held: dict[int, set] = {}
@@ -410,6 +438,7 @@ def claim_made(text: str, claim: str) -> bool:
     "closed", "no longer", "isn't", "cancelled"), and numbers and dates are compared on meaning
     ("Sun 3 and Mon 4 May" names Sunday 3 May). Deliberately strict: a false alarm would punish a
     correct agent; the LLM judges catch looser paraphrases."""
+    claim, text = whole_links(claim), whole_links(text)
     content = [t for t in terms(claim) if _is_content(t) and str(t) not in _NEGATIONS]
     if not content:
         return False
@@ -441,10 +470,10 @@ def _fact_terms(text: str, needles: tuple[str, ...], common: frozenset = frozens
     """A fact's keywords as term runs, and its anchors: its other key terms (content terms of its
     text that are no keyword's, none of ``common`` — the task's title and other keywords, which a
     list of keywords would hold — nor a bare currency or unit)."""
-    keywords = tuple(terms(n) for n in needles)
+    keywords = tuple(terms(whole_links(n)) for n in needles)
     used = {t for k in keywords for t in k} | common
     dated = any(isinstance(t, DateTerm) for t in used)
-    anchors = frozenset(t for t in terms(text) if _is_content(t) and t not in used and str(t) not in _GENERIC
+    anchors = frozenset(t for t in terms(whole_links(text)) if _is_content(t) and t not in used and str(t) not in _GENERIC
                         and not (dated and isinstance(t, DateTerm)))
     return keywords, anchors
 
@@ -452,21 +481,19 @@ def _fact_terms(text: str, needles: tuple[str, ...], common: frozenset = frozens
 def common_terms(task: Task) -> frozenset[Term]:
     """The terms a bare list of the task's title and keywords holds: never a fact's anchor."""
     needles = [n for f in (*task.facts, *task.constraints.must_include) for n in f.needles()]
-    return frozenset(t for text in (task.title, *needles) for t in terms(text))
+    return frozenset(t for text in (task.title, *needles) for t in (*terms(text), *terms(whole_links(text))))
 
 
 def states(text: str, fact, common: frozenset = frozenset()) -> bool:
-    """Does ``text`` state the fact? One clause (at most ``MAX_CLAUSE_TERMS`` content terms, not a
-    question) holds one of its keywords, on meaning, and — where the fact's text has other key
-    terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list is not a
-    statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
+    """Does ``text`` state the fact? One clause (of any length: a careful sentence can hold many
+    figures; not a question) holds one of its keywords, on meaning, and — where the fact's text has
+    other key terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list
+    is not a statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
     keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()), common)
-    for clause in _sentences(text):
+    for clause in _sentences(whole_links(text)):
         if clause.rstrip().endswith("?"):
             continue
         said = terms(clause)
-        if sum(_is_content(t) for t in said) > MAX_CLAUSE_TERMS:
-            continue
         for keyword in keywords:
             for at in occurrences(clause, keyword):
                 if not anchors:
