@@ -18,14 +18,15 @@ A term is *copied* where the work reproduces a record rather than restating a fa
   synonyms here and there, its sentences shuffled or interleaved with another's, or its distinct
   words sorted or shuffled into a salad, holds them all; a faithful statement of a few facts
   from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most).
-  Work written in pieces (the messages and notes of one task) holds them in one piece, or in
-  consecutive pieces that each add what the others lack (a record in chunks: its terms counted
-  per piece at most ``COMPLEMENTARY`` times the distinct terms held); several notes that each
-  restate the record's times, prices and names repeat them, and reproduce nothing between them;
+  Nearly all its words as well as nearly all its terms: a careful summary in several notes
+  restates every time, price, date and name of a record, again in each note, in wording of its
+  own (round 20: four notes held 55 of a timetable's 66 terms, 36 of its 46 words); a paste holds
+  the wording;
 * or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
   ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
   consecutive ones of the work, words no record uses skipped, so fillers or swapped words between
-  them change nothing) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams:
+  them change nothing; figures skipped too, so a restated table of the record's numbers and the
+  names they belong to is no n-gram) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams:
   most of a record pasted is copying even where some of it was left out;
 * or it lies in a stretch of ``VERBATIM`` or more terms (``VERBATIM_WORDS`` of them words) that
   one record says in the same order: a quote longer than any reference fact of the suite restates;
@@ -48,7 +49,7 @@ import functools
 import json
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -64,7 +65,6 @@ GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mo
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
 VERBATIM_WORDS = 10  # ... of them words, not numbers: a restated table of the record's figures is no quote
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
-COMPLEMENTARY = 1.5  # pieces that count a record's terms more often than this per distinct term restate it
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
@@ -94,10 +94,13 @@ _LINK = re.compile(r"(?i:[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
                    r"|(?<![\w/.])/[a-z_][\w\-.~]*(?:/[\w\-.~]+)*"
                    r"|\b[a-z_][\w-]*(?:/[a-z_][\w\-.]*){2,}|\b[a-z_][\w-]*(?:/[\w\-.]+)+\.[a-z]{2,4}\b)"
                    r"|\b(?P<id>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b", re.IGNORECASE)
+_ID = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 _ID_PART = re.compile(r"\d{3}|[a-z]\d|\d[a-z]", re.IGNORECASE)  # "ccu-2219", "ns-0417-g2b"; not "epoch-60", "14-day"
+_AMOUNT = re.compile(r"(?:gbp|usd|eur|cad|aud|chf|jpy)\d", re.IGNORECASE)  # "GBP180-a-night": an amount
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=8192)
 def whole_links(text: str) -> str:
     """``text`` with every e-mail address, URL, path and id (``_LINK``) made one term: compared
     whole, "morganellis.ca/work" is not "morganellis.ca/portfolio", nor does it say "work"."""
@@ -106,11 +109,21 @@ def whole_links(text: str) -> str:
 
 def _link_term(match: re.Match) -> str:
     found = match.group(0)
-    if match.group("id") and not _ID_PART.search(found):
-        return found  # a word with a number ("epoch-60", "severity-3"), not an id
+    if match.group("id"):
+        return f" {_term_of(found)} " if _is_id(found) else found
     link = found.rstrip("/.,;:?!")
     tail = found[len(link):].replace("/", "")  # a full stop after a link still ends the sentence
-    return " link_" + re.sub(r"[^a-z0-9]+", "_", _SCHEME.sub("", link).lower()).strip("_") + tail + " "
+    inside = [_term_of(i) for i in _ID.findall(link) if _is_id(i)]  # "…/apply/LH-0417?ref=RF-20931" gives its codes
+    return " " + " ".join([_term_of(_SCHEME.sub("", link)), *inside]) + tail + " "
+
+
+def _is_id(word: str) -> bool:
+    """Not a word with a number ("epoch-60", "severity-3") nor an amount ("GBP180-a-night")."""
+    return bool(_ID_PART.search(word)) and not _AMOUNT.match(word)
+
+
+def _term_of(link: str) -> str:
+    return "link_" + re.sub(r"[^a-z0-9]+", "_", link.lower()).strip("_")
 _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*|\s+[•·]\s+")
@@ -294,20 +307,16 @@ def _value(key: str, value) -> str:
     return str(value)
 
 
-def copying(text: str | Sequence[str], sources: Iterable[str]) -> Copying:
-    """How much of ``text`` is copied from ``sources``. ``text`` may be the several pieces the
-    agent wrote for one task (its messages and notes, in order): a record is reproduced by one
-    piece, or by consecutive pieces that together hold it without restating each other
-    (``COMPLEMENTARY``; the module doc)."""
-    return _copying((text,) if isinstance(text, str) else tuple(text), source_index(sources))
+def copying(text: str, sources: Iterable[str]) -> Copying:
+    return _copying(text, source_index(sources))
 
 
 @functools.lru_cache(maxsize=4096)
-def _copying(texts: tuple[str, ...], index: SourceIndex) -> Copying:
+def _copying(text: str, index: SourceIndex) -> Copying:
     """Copying in the prose; the executed calls' arguments, judged apart, add what of them is the
     agent's own (a copied argument adds nothing, and never makes the prose look copied)."""
-    said = _copying_of(tuple(prose(t) for t in texts), index)
-    acts = tuple(a for a in (action_words(t) for t in texts) if a)
+    said = _copying_of(prose(text), index)
+    acts = action_words(text)
     if not acts:
         return said
     done = _copying_of(acts, index)
@@ -315,12 +324,12 @@ def _copying(texts: tuple[str, ...], index: SourceIndex) -> Copying:
     return Copying(own, said.copied_share, said.reproduced)
 
 
-def _copying_of(texts: tuple[str, ...], index: SourceIndex) -> Copying:
-    pieces = _CLAUSE_SPLIT.split("\n".join(texts))  # clause, separator, clause, ...
+def _copying_of(text: str, index: SourceIndex) -> Copying:
+    pieces = _CLAUSE_SPLIT.split(text)  # clause, separator, clause, ...
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
     seqs = [content_terms(c) for c in clauses]
-    seq = [t for s in seqs for t in s]  # across clauses and pieces: a full stop or a new message every few words hides nothing
-    reproduced = _reproduced([set(content_terms(t)) for t in texts], index)
+    seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
+    reproduced = _reproduced(seq, index)
     copied = _copied(seq, index, reproduced)
     own, at = [], 0
     for clause, sep, s in zip(clauses, seps, seqs):
@@ -334,35 +343,13 @@ def _copying_of(texts: tuple[str, ...], index: SourceIndex) -> Copying:
     return Copying(own_text, sum(copied) / len(seq) if seq else 0.0, len(reproduced))
 
 
-def _reproduced(held: list[set[str]], index: SourceIndex) -> list[int]:
-    """The records that one piece of the work, or a run of consecutive pieces that restate
-    little of each other, holds nearly all the distinct content terms of, its words as well as
-    its figures (module doc): a careful summary restates every time, price and date of a record,
-    again in each note, in wording of its own; a paste, however disguised, holds the wording."""
-    everything = set().union(*held) if held else set()
-    return [r for r, rec in enumerate(index.records)
-            if len(rec.vocab) >= MIN_RECORD_TERMS
-            and all(len(part & everything) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))
-            and _in_pieces(rec.vocab, [h & rec.vocab for h in held])]
-
-
-def _in_pieces(vocab: frozenset[str], parts: list[set[str]]) -> bool:
-    """Do consecutive pieces hold ``REPRODUCED`` of ``vocab`` between them, each adding what the
-    others lack: their terms, counted once per piece, at most ``COMPLEMENTARY`` times the distinct
-    terms they hold? A record pasted in chunks repeats little across the chunks; notes that each
-    restate the record's facts (its times, prices and names, again in every note) repeat them."""
-    need = REPRODUCED * len(vocab)
-    for first in range(len(parts)):
-        union: set[str] = set()
-        counted = 0
-        for part in parts[first:]:
-            union |= part
-            counted += len(part)
-            if len(union) >= need:
-                if counted <= COMPLEMENTARY * len(union):
-                    return True
-                break
-    return False
+def _reproduced(seq: list[str], index: SourceIndex) -> list[int]:
+    """The records whose distinct content terms ``seq`` holds nearly all of, its words as well as
+    its figures: a careful summary restates every time, price, date and name of a record, again in
+    each note, in wording of its own; a paste, however disguised or chunked, holds the wording."""
+    held = set(seq)
+    return [r for r, rec in enumerate(index.records) if len(rec.vocab) >= MIN_RECORD_TERMS
+            and all(len(part & held) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))]
 
 
 def _copied(seq: list[str], index: SourceIndex, reproduced: list[int]) -> list[bool]:
@@ -419,10 +406,9 @@ def _absorb_fillers(copied: list[bool]) -> list[bool]:
     return out
 
 
-def strip_copies(text: str | Sequence[str], sources: Iterable[str]) -> str:
-    """The clauses of ``text`` (one text, or the pieces written for one task, in order) that are
-    the agent's own (less than half of each copied), one a line; what reproduces the records is
-    left out."""
+def strip_copies(text: str, sources: Iterable[str]) -> str:
+    """The clauses of ``text`` that are the agent's own (less than half of each copied), one a
+    line; what reproduces the records is left out."""
     return copying(text, sources).own_text
 
 

@@ -515,7 +515,7 @@ class RunScorer:
             reads, units = task.at_delivery or (self._evidence_read(task), task.units_done)
             composed = compose_artifact(spec, set(reads), units)  # the scenario's words: never a copy
         written = "\n".join(texts)
-        own = "\n".join(p for p in (composed, strip_copies(texts, self.records_text) if texts else "") if p)  # each text a piece
+        own = "\n".join(p for p in (composed, strip_copies(written, self.records_text) if written else "") if p)
         artifact = "\n".join(p for p in (composed, written) if p)
         # grounded in what the agent had read by the time it wrote (not frozen at a delivery the game
         # made itself, e.g. a kept request released when its matter came up)
