@@ -18,10 +18,13 @@ A term is *copied* where the work reproduces a record rather than restating a fa
   synonyms here and there, its sentences shuffled or interleaved with another's, or its distinct
   words sorted or shuffled into a salad, holds them all; a faithful statement of a few facts
   from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most).
-  Nearly all its words as well as nearly all its terms: a careful summary in several notes
-  restates every time, price, date and name of a record, again in each note, in wording of its
-  own (round 20: four notes held 55 of a timetable's 66 terms, 36 of its 46 words); a paste holds
-  the wording;
+  Nearly all its words as well as nearly all its terms, in one stretch of lines that restate
+  little of each other (the terms the record says once, counted per line, at most
+  ``COMPLEMENTARY`` times the distinct ones): a paste, whole or chunked over several messages,
+  holds the wording and says each once-said term in one place; a careful summary in several
+  notes restates a record's times, prices, dates and names, again in each note, in wording of
+  its own (round 20: four notes held 55 of a timetable's 66 terms but 36 of its 46 words; a plan
+  and a results note on one sweep each restated the results' names and figures);
 * or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
   ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
   consecutive ones of the work, words no record uses skipped, so fillers or swapped words between
@@ -49,6 +52,7 @@ import functools
 import json
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -65,6 +69,7 @@ GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mo
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
 VERBATIM_WORDS = 10  # ... of them words, not numbers: a restated table of the record's figures is no quote
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
+COMPLEMENTARY = 1.25  # lines that say a record's once-said terms this many times over restate it
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
@@ -198,6 +203,7 @@ def _grams(seq: list[str], window: int) -> Iterable[tuple[int, int, tuple[str, .
 class _Record:
     vocab: frozenset[str]
     words: frozenset[str]  # its distinct content terms less its figures (``_figure``): what a paste holds and a summary does not
+    once: frozenset[str]  # the terms it says once: a paste puts each in one place, notes that restate it in several
     grams: frozenset[tuple[str, ...]]
     runs: frozenset[tuple[str, ...]]  # its consecutive GRAM terms, in order: what a verbatim quote repeats
 
@@ -221,7 +227,8 @@ class SourceIndex:
 def _record(text: str) -> _Record:
     """One record version's terms, n-grams and runs (computed once per text, whatever set it is in)."""
     seq = content_terms(text)
-    return _Record(frozenset(seq), frozenset(t for t in seq if not _figure(t)),
+    counts = Counter(seq)
+    return _Record(frozenset(seq), frozenset(t for t in seq if not _figure(t)), frozenset(t for t, n in counts.items() if n == 1),
                    frozenset(g for _, _, g in _grams([t for t in seq if not _figure(t)], SOURCE_WINDOW)),
                    frozenset(_runs(seq)))
 
@@ -329,7 +336,7 @@ def _copying_of(text: str, index: SourceIndex) -> Copying:
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
     seqs = [content_terms(c) for c in clauses]
     seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
-    reproduced = _reproduced(seq, index)
+    reproduced = _reproduced(seq, [set(content_terms(line)) for line in text.split("\n")], index)
     copied = _copied(seq, index, reproduced)
     own, at = [], 0
     for clause, sep, s in zip(clauses, seps, seqs):
@@ -343,13 +350,35 @@ def _copying_of(text: str, index: SourceIndex) -> Copying:
     return Copying(own_text, sum(copied) / len(seq) if seq else 0.0, len(reproduced))
 
 
-def _reproduced(seq: list[str], index: SourceIndex) -> list[int]:
+def _reproduced(seq: list[str], lines: list[set[str]], index: SourceIndex) -> list[int]:
     """The records whose distinct content terms ``seq`` holds nearly all of, its words as well as
-    its figures: a careful summary restates every time, price, date and name of a record, again in
-    each note, in wording of its own; a paste, however disguised or chunked, holds the wording."""
+    its figures, in one stretch of lines that restate little of each other (module doc)."""
     held = set(seq)
     return [r for r, rec in enumerate(index.records) if len(rec.vocab) >= MIN_RECORD_TERMS
-            and all(len(part & held) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))]
+            and all(len(part & held) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))
+            and _in_one_stretch(rec, lines)]
+
+
+def _in_one_stretch(rec: _Record, lines: list[set[str]]) -> bool:
+    """Do consecutive lines hold ``REPRODUCED`` of the record's terms between them, without
+    restating each other: the terms the record says once, counted once per line that holds them,
+    at most ``COMPLEMENTARY`` times as many as the distinct ones held? A record pasted, in one
+    message or in chunks over several, says each such term in one place; notes that each restate
+    the record's facts (its times, prices and names, again in every note) say them again."""
+    need = REPRODUCED * len(rec.vocab)
+    for first in range(len(lines)):
+        union: set[str] = set()
+        once: set[str] = set()
+        counted = 0
+        for line in lines[first:]:
+            union |= line & rec.vocab
+            once |= line & rec.once
+            counted += len(line & rec.once)
+            if len(union) >= need:
+                if counted <= COMPLEMENTARY * len(once):
+                    return True
+                break
+    return False
 
 
 def _copied(seq: list[str], index: SourceIndex, reproduced: list[int]) -> list[bool]:
