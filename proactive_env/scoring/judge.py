@@ -94,12 +94,12 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|no
 # Things named by a string that compare whole (``whole_links``): an e-mail address, a URL (with or
 # without its scheme), a path (from "/", or relative with two slashes or a file's extension), an id
 # (parts joined by hyphens, from a letter, one with three digits or a letter beside a digit).
+_ID = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b", re.IGNORECASE)
 _LINK = re.compile(r"(?i:[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
                    r"|(?:https?://)?(?:www\.)?(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[\w\-.~%/?=&#]*)?"
                    r"|(?<![\w/.])/[a-z_][\w\-.~]*(?:/[\w\-.~]+)*"
                    r"|\b[a-z_][\w-]*(?:/[a-z_][\w\-.]*){2,}|\b[a-z_][\w-]*(?:/[\w\-.]+)+\.[a-z]{2,4}\b)"
-                   r"|\b(?P<id>[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b", re.IGNORECASE)
-_ID = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b", re.IGNORECASE)
+                   rf"|(?P<id>{_ID.pattern})", re.IGNORECASE)
 _ID_PART = re.compile(r"\d{3}|[a-z]\d|\d[a-z]", re.IGNORECASE)  # "ccu-2219", "ns-0417-g2b"; not "epoch-60", "14-day"
 _AMOUNT = re.compile(r"(?:gbp|usd|eur|cad|aud|chf|jpy)\d", re.IGNORECASE)  # "GBP180-a-night": an amount
 _SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
