@@ -17,11 +17,19 @@ A term is *copied* where the work reproduces a record rather than restating a fa
   (``REPRODUCED``): a pasted record, with fillers between its words, its words swapped for
   synonyms here and there, its sentences shuffled or interleaved with another's, or its distinct
   words sorted or shuffled into a salad, holds them all; a faithful statement of a few facts
-  from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most);
+  from a record holds a fraction (the reference facts of the suite: 0.40 on average, 0.77 at most).
+  Nearly all its words as well as nearly all its terms, in one stretch of lines that restate
+  little of each other (the terms the record says once, counted per line, at most
+  ``COMPLEMENTARY`` times the distinct ones): a paste, whole or chunked over several messages,
+  holds the wording and says each once-said term in one place; a careful summary in several
+  notes restates a record's times, prices, dates and names, again in each note, in wording of
+  its own (round 20: four notes held 55 of a timetable's 66 terms but 36 of its 46 words; a plan
+  and a results note on one sweep each restated the results' names and figures);
 * or it lies in one of the record's short n-grams (``GRAM`` distinct content terms within
   ``SOURCE_WINDOW`` consecutive ones of the record, found in any order within ``WORK_WINDOW``
   consecutive ones of the work, words no record uses skipped, so fillers or swapped words between
-  them change nothing) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams:
+  them change nothing; figures skipped too, so a restated table of the record's numbers and the
+  names they belong to is no n-gram) and the work holds at least ``GRAMS_COVERED`` of that record's n-grams:
   most of a record pasted is copying even where some of it was left out;
 * or it lies in a stretch of ``VERBATIM`` or more terms (``VERBATIM_WORDS`` of them words) that
   one record says in the same order: a quote longer than any reference fact of the suite restates;
@@ -44,6 +52,7 @@ import functools
 import json
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -60,11 +69,11 @@ GRAMS_COVERED = 0.5  # a record this share of whose n-grams the work holds is mo
 VERBATIM = 14  # content terms one record says in this order: a quote (no reference fact of the suite repeats more than 12)
 VERBATIM_WORDS = 10  # ... of them words, not numbers: a restated table of the record's figures is no quote
 FILLER_GAP = 2  # this many terms between copied ones are fillers of the copy
+COMPLEMENTARY = 1.25  # lines that say a record's once-said terms this many times over restate it
 MIN_RECORD_TERMS = 8  # a record with fewer distinct content terms is too short to be reproduced
 MIN_OWN_WORDS = 5  # below this many words of its own, or below OWN_SHARE of what it delivered, no work of its own
 OWN_SHARE = 0.5
 CLAUSE_OWN = 0.5  # a clause counts as the agent's own while less than this share of its content terms is copied
-MAX_CLAUSE_TERMS = 40  # a "clause" with more content terms than this is a list, not a statement
 ANCHOR_REACH = 12  # a fact's keyword and its other key term: at most this many terms apart
 
 # Words that carry no content of their own: function words, and fillers a padded paste would use.
@@ -79,8 +88,47 @@ indeed okay ok anyway anyhow well yeah yes right quite kind sort stuff things th
 besides additionally overall essentially generally""".split())
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "cannot", "neither", "nor", "t", "nobody",
                         "shut", "clos", "cancel", "cancell", "unavailable", "longer"})  # stems; "n't" leaves "t"
+_NEGATIONS |= {"dead", "broken", "expir"}  # a link, card or booking said to be dead is not claimed working, live, valid
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|cannot|neither|nor|shut|closed|cancel+ed|"
-                       r"unavailable|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
+                       r"unavailable|no longer|dead|broken|expired)\b|n't\b|n’t\b", re.IGNORECASE)
+# Things named by a string that compare whole (``whole_links``): an e-mail address, a URL (with or
+# without its scheme), a path (from "/", or relative with two slashes or a file's extension), an id
+# (parts joined by hyphens, from a letter, one with three digits or a letter beside a digit).
+_ID = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b", re.IGNORECASE)
+_LINK = re.compile(r"(?i:[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+                   r"|(?:https?://)?(?:www\.)?(?:[a-z0-9-]+\.)+[a-z]{2,6}\b(?:/[\w\-.~%/?=&#]*)?"
+                   r"|(?<![\w/.])/[a-z_][\w\-.~]*(?:/[\w\-.~]+)*"
+                   r"|\b[a-z_][\w-]*(?:/[a-z_][\w\-.]*){2,}|\b[a-z_][\w-]*(?:/[\w\-.]+)+\.[a-z]{2,4}\b)"
+                   rf"|(?P<id>{_ID.pattern})", re.IGNORECASE)
+_ID_PART = re.compile(r"\d{3}|[a-z]\d|\d[a-z]", re.IGNORECASE)  # "ccu-2219", "ns-0417-g2b"; not "epoch-60", "14-day"
+_AMOUNT = re.compile(r"(?:gbp|usd|eur|cad|aud|chf|jpy)\d", re.IGNORECASE)  # "GBP180-a-night": an amount
+_SCHEME = re.compile(r"^(?:https?://)?(?:www\.)?", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8192)
+def whole_links(text: str) -> str:
+    """``text`` with every e-mail address, URL, path and id (``_LINK``) made one term: compared
+    whole, "morganellis.ca/work" is not "morganellis.ca/portfolio", nor does it say "work"."""
+    return _LINK.sub(_link_term, text)
+
+
+def _link_term(match: re.Match) -> str:
+    found = match.group(0)
+    if match.group("id"):
+        return f" {_term_of(found)} " if _is_id(found) else found
+    link = found.rstrip("/.,;:?!")
+    tail = found[len(link):].replace("/", "")  # a full stop after a link still ends the sentence
+    inside = [_term_of(i) for i in _ID.findall(link) if _is_id(i)]  # "…/apply/LH-0417?ref=RF-20931" gives its codes
+    return " " + " ".join([_term_of(_SCHEME.sub("", link)), *inside]) + tail + " "
+
+
+def _is_id(word: str) -> bool:
+    """Not a word with a number ("epoch-60", "severity-3") nor an amount ("GBP180-a-night")."""
+    return bool(_ID_PART.search(word)) and not _AMOUNT.match(word)
+
+
+def _term_of(link: str) -> str:
+    return "link_" + re.sub(r"[^a-z0-9]+", "_", link.lower()).strip("_")
 _GENERIC = frozenset({"gbp", "usd", "eur", "h", "min", "%", "kg", "cm", "gb", "mg", "ml", "g", "km"})
 _CLAUSE_SPLIT = re.compile(r"((?<=[.!?;])\s+|\s*\n\s*|\s+[•·]\s+)")
 # A full stop ends a sentence, but not the one of "a.m.", "p.m.", "e.g." or "i.e." ("at 2:40 p.m. MBTA trains…").
@@ -155,6 +203,8 @@ def _grams(seq: list[str], window: int) -> Iterable[tuple[int, int, tuple[str, .
 @dataclass(frozen=True)
 class _Record:
     vocab: frozenset[str]
+    words: frozenset[str]  # its distinct content terms less its figures (``_figure``): what a paste holds and a summary does not
+    once: frozenset[str]  # the terms it says once: a paste puts each in one place, notes that restate it in several
     grams: frozenset[tuple[str, ...]]
     runs: frozenset[tuple[str, ...]]  # its consecutive GRAM terms, in order: what a verbatim quote repeats
 
@@ -178,7 +228,15 @@ class SourceIndex:
 def _record(text: str) -> _Record:
     """One record version's terms, n-grams and runs (computed once per text, whatever set it is in)."""
     seq = content_terms(text)
-    return _Record(frozenset(seq), frozenset(g for _, _, g in _grams(seq, SOURCE_WINDOW)), frozenset(_runs(seq)))
+    counts = Counter(seq)
+    return _Record(frozenset(seq), frozenset(t for t in seq if not _figure(t)), frozenset(t for t, n in counts.items() if n == 1),
+                   frozenset(g for _, _, g in _grams([t for t in seq if not _figure(t)], SOURCE_WINDOW)),
+                   frozenset(_runs(seq)))
+
+
+def _figure(term: str) -> bool:
+    """A number, time, day or amount (or its currency or unit; "6e-4" too): what a summary restates."""
+    return term[:1].isdigit() or term.startswith("@") or term in _GENERIC
 
 
 @functools.lru_cache(maxsize=64)
@@ -279,7 +337,8 @@ def _copying_of(text: str, index: SourceIndex) -> Copying:
     clauses, seps = pieces[0::2], pieces[1::2] + [""]
     seqs = [content_terms(c) for c in clauses]
     seq = [t for s in seqs for t in s]  # across clauses: a full stop every few words hides nothing
-    copied = _copied(seq, index)
+    reproduced = _reproduced(seq, [set(content_terms(line)) for line in text.split("\n")], index)
+    copied = _copied(seq, index, reproduced)
     own, at = [], 0
     for clause, sep, s in zip(clauses, seps, seqs):
         flags = copied[at:at + len(s)]
@@ -289,24 +348,48 @@ def _copying_of(text: str, index: SourceIndex) -> Copying:
         elif own and not own[-1].endswith("\n"):
             own[-1] = own[-1].rstrip() + "\n"  # a copied clause ends the sentence: a fact cannot span it
     own_text = "".join(own).strip()
-    return Copying(own_text, sum(copied) / len(seq) if seq else 0.0,
-                   sum(1 for r in _reproduced(seq, index)))
+    return Copying(own_text, sum(copied) / len(seq) if seq else 0.0, len(reproduced))
 
 
-def _reproduced(seq: list[str], index: SourceIndex) -> list[int]:
-    """The records whose distinct content terms ``seq`` holds nearly all of."""
+def _reproduced(seq: list[str], lines: list[set[str]], index: SourceIndex) -> list[int]:
+    """The records whose distinct content terms ``seq`` holds nearly all of, its words as well as
+    its figures, in one stretch of lines that restate little of each other (module doc)."""
     held = set(seq)
-    return [r for r, rec in enumerate(index.records)
-            if len(rec.vocab) >= MIN_RECORD_TERMS and len(rec.vocab & held) >= REPRODUCED * len(rec.vocab)]
+    return [r for r, rec in enumerate(index.records) if len(rec.vocab) >= MIN_RECORD_TERMS
+            and all(len(part & held) >= REPRODUCED * len(part) for part in (rec.vocab, rec.words))
+            and _in_one_stretch(rec, lines)]
 
 
-def _copied(seq: list[str], index: SourceIndex) -> list[bool]:
-    """Which terms of ``seq`` are copied (module doc)."""
+def _in_one_stretch(rec: _Record, lines: list[set[str]]) -> bool:
+    """Do consecutive lines hold ``REPRODUCED`` of the record's terms between them, without
+    restating each other: the terms the record says once, counted once per line that holds them,
+    at most ``COMPLEMENTARY`` times as many as the distinct ones held? A record pasted, in one
+    message or in chunks over several, says each such term in one place; notes that each restate
+    the record's facts (its times, prices and names, again in every note) say them again."""
+    need = REPRODUCED * len(rec.vocab)
+    for first in range(len(lines)):
+        union: set[str] = set()
+        once: set[str] = set()
+        counted = 0
+        for line in lines[first:]:
+            union |= line & rec.vocab
+            once |= line & rec.once
+            counted += len(line & rec.once)
+            if len(union) >= need:
+                if counted <= COMPLEMENTARY * len(once):
+                    return True
+                break
+    return False
+
+
+def _copied(seq: list[str], index: SourceIndex, reproduced: list[int]) -> list[bool]:
+    """Which terms of ``seq`` are copied (module doc), given the records it reproduces."""
     if not seq:
         return []
-    reproduced = _reproduced(seq, index)
     copied = [any(t in index.records[r].vocab for r in reproduced) for t in seq]
-    at = [i for i, t in enumerate(seq) if t in index.vocab]  # a word no record uses is no part of an n-gram
+    # a word no record uses is no part of an n-gram, nor is a figure: a table of the record's
+    # numbers restated, with the names they belong to, is data the user asked for, not a paste
+    at = [i for i, t in enumerate(seq) if t in index.vocab and not _figure(t)]
     known = [seq[i] for i in at]
     matches: dict[int, list[tuple[int, int]]] = {}
     grams_held: dict[int, set] = {}
@@ -371,6 +454,7 @@ def claim_made(text: str, claim: str) -> bool:
     "closed", "no longer", "isn't", "cancelled"), and numbers and dates are compared on meaning
     ("Sun 3 and Mon 4 May" names Sunday 3 May). Deliberately strict: a false alarm would punish a
     correct agent; the LLM judges catch looser paraphrases."""
+    claim, text = whole_links(claim), whole_links(text)
     content = [t for t in terms(claim) if _is_content(t) and str(t) not in _NEGATIONS]
     if not content:
         return False
@@ -402,10 +486,10 @@ def _fact_terms(text: str, needles: tuple[str, ...], common: frozenset = frozens
     """A fact's keywords as term runs, and its anchors: its other key terms (content terms of its
     text that are no keyword's, none of ``common`` — the task's title and other keywords, which a
     list of keywords would hold — nor a bare currency or unit)."""
-    keywords = tuple(terms(n) for n in needles)
+    keywords = tuple(terms(whole_links(n)) for n in needles)
     used = {t for k in keywords for t in k} | common
     dated = any(isinstance(t, DateTerm) for t in used)
-    anchors = frozenset(t for t in terms(text) if _is_content(t) and t not in used and str(t) not in _GENERIC
+    anchors = frozenset(t for t in terms(whole_links(text)) if _is_content(t) and t not in used and str(t) not in _GENERIC
                         and not (dated and isinstance(t, DateTerm)))
     return keywords, anchors
 
@@ -413,21 +497,19 @@ def _fact_terms(text: str, needles: tuple[str, ...], common: frozenset = frozens
 def common_terms(task: Task) -> frozenset[Term]:
     """The terms a bare list of the task's title and keywords holds: never a fact's anchor."""
     needles = [n for f in (*task.facts, *task.constraints.must_include) for n in f.needles()]
-    return frozenset(t for text in (task.title, *needles) for t in terms(text))
+    return frozenset(t for text in (task.title, *needles) for t in (*terms(text), *terms(whole_links(text))))
 
 
 def states(text: str, fact, common: frozenset = frozenset()) -> bool:
-    """Does ``text`` state the fact? One clause (at most ``MAX_CLAUSE_TERMS`` content terms, not a
-    question) holds one of its keywords, on meaning, and — where the fact's text has other key
-    terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list is not a
-    statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
+    """Does ``text`` state the fact? One clause (of any length: a careful sentence can hold many
+    figures; not a question) holds one of its keywords, on meaning, and — where the fact's text has
+    other key terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list
+    is not a statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
     keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()), common)
-    for clause in _sentences(text):
+    for clause in _sentences(whole_links(text)):
         if clause.rstrip().endswith("?"):
             continue
         said = terms(clause)
-        if sum(_is_content(t) for t in said) > MAX_CLAUSE_TERMS:
-            continue
         for keyword in keywords:
             for at in occurrences(clause, keyword):
                 if not anchors:
