@@ -21,9 +21,13 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺. later: "later" is a decision about
   a clash the agent could see — the competing task deferred to a feasible time ≥ τ⁺ (its work fits
   before its deadline, its resource free of the user's use), or its run allocated there, by a
-  postponement *made* inside the window while both tasks were active (an earlier, blanket one does
-  not count), an allocation only where running it then would overlap the user's use or the
-  decision's shared compute; and no work on it inside the window. Where the competing task was
+  postponement *made* while the agent could see the clash — inside the window with both tasks
+  active, or before it (foresight) with the competing task open and the agent having read a record
+  that shows the clash (``shown_by``) and the urgent demand (the urgent task come up, or a record of
+  its own read): the urgent task's trigger is not what the agent sees, and a postponement in force
+  when the window opens counts (an earlier, blanket one, with nothing of the clash seen, does not);
+  an allocation only where running it then would overlap the user's use or the decision's shared
+  compute; and no work on it inside the window. Where the competing task was
   finished, or not yet come up, when the urgent work was first handled, nothing needed
   postponing: `later` holds of itself (no failure). Any agent job over the user's own use of the shared resource inside the window fails the
   decision. A postponement that resolves no such clash (deferring, or allocating to a later time,
@@ -360,8 +364,26 @@ class RunScorer:
         return task.executed or bool(self._work_of(task, wanted).own)
 
     def _clash(self, d: _Decision, t: int) -> bool:
-        """At minute ``t``, could the agent see the decision's clash: inside its window, both tasks known?"""
-        return d.spec.start <= t < d.spec.end and self._both_active(d)
+        """At minute ``t``, could the agent see the decision's clash? Inside its window with both
+        tasks known; or before it (foresight), with the competing task open and the agent having
+        seen what makes the clash: a record that shows it (``shown_by``) and the urgent demand —
+        the urgent task come up, or a record of its own read (not the calendar: that shows the
+        user's time, not the demand). The urgent task's trigger is not what the agent sees."""
+        if t >= d.spec.end:
+            return False
+        if t >= d.spec.start:
+            return self._both_active(d)
+        return self._open(self.tasks[d.spec.competing]) and self._demand_seen(d)
+
+    def _open(self, task: _Task) -> bool:
+        return task.active and not task.closed and not self._finished(task)
+
+    def _demand_seen(self, d: _Decision) -> bool:
+        """Has the agent read a record that shows the decision's clash and seen the urgent demand?"""
+        if not self.observed & set(d.spec.shown_by):
+            return False
+        urgent = self.tasks[d.spec.urgent]
+        return urgent.active or bool(self.observed & (set(urgent.spec.evidence) - self._schedule_records))
 
     def _overlaps_use(self, task: _Task, start: int) -> bool:
         """Would the task's remaining work, run from ``start``, overlap the user's use of its resource?"""
@@ -374,7 +396,7 @@ class RunScorer:
 
     def _postponed(self, task: _Task, t: int, allocation: bool) -> None:
         """A postponement of the task made at ``t``: needless unless it resolves a clash the agent
-        could see (it is the competing side of an open decision with both tasks known; for an
+        could see (``_clash``: it is the competing side of a decision whose clash was in view; for an
         allocation, also where running it then would overlap the user's own use)."""
         tid = task.spec.id
         if any(self._clash(d, t) and tid == d.spec.competing and (not allocation or self._run_clashes(d, task, t))
