@@ -155,6 +155,7 @@ class RunScorer:
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
+        self.needless_why: list[tuple[str, int, str]] = []  # (task, when, why it resolved no clash), in order
         self.observed: set[str] = set()
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
@@ -405,6 +406,36 @@ class RunScorer:
         if allocation and self._overlaps_use(task, t):
             return
         self.needless_postponements.setdefault(tid, []).append(t)
+        self.needless_why.append((tid, t, self._why_needless(task, t, allocation)))
+
+    def _why_needless(self, task: _Task, t: int, allocation: bool) -> str:
+        """In words, why a postponement made at ``t`` resolved no clash the agent could see."""
+        tid = task.spec.id
+        why = []
+        for d in self.decisions:
+            if tid not in (d.spec.urgent, d.spec.competing):
+                continue
+            if t >= d.spec.end:
+                why.append(f"{d.spec.id}'s window had closed")
+            elif tid == d.spec.urgent:
+                why.append(f"before {d.spec.id}'s window, whose urgent side it is (the work to do when it opens)")
+            elif t >= d.spec.start and not self._both_active(d):
+                why.append(f"inside {d.spec.id}'s window, but {d.spec.urgent} had not come up")
+            elif t < d.spec.start and not self.observed & set(d.spec.shown_by):
+                why.append(f"before {d.spec.id}'s window, and no record that shows its clash "
+                           f"({', '.join(d.spec.shown_by)}) had been read")
+            elif t < d.spec.start and not self._demand_seen(d):
+                why.append(f"before {d.spec.id}'s window, and {d.spec.urgent} had not come up nor any record "
+                           f"of its own been read")
+            elif allocation:
+                why.append(f"running it then would overlap neither the user's use nor {d.spec.id}'s urgent work")
+        if not why:
+            why.append("it competes with nothing: it is in no timing decision"
+                       + (", and running it then would overlap none of the user's use" if allocation else ""))
+        decoys = [p.id for p in self.scenario.decoys if tid in p.tasks and p.start <= t < p.end]
+        if decoys:
+            why.append(f"decoy pair {', '.join(decoys)}: both fit now")
+        return "; ".join(why)
 
     def _run_clashes(self, d: _Decision, task: _Task, t: int) -> bool:
         """An allocation resolves the clash only where running the work from ``t`` would overlap
@@ -640,6 +671,10 @@ class RunScorer:
             return 0.0
         now, later, _ = self._ta_label(d)
         return float(now and (later or self._nothing_to_postpone(d)))
+
+    def decision_won(self, decision_id: str) -> bool:
+        """Did the closed decision count as won (now ∧ later, or now with nothing to postpone)? (read-only)"""
+        return bool(self._decision_part(next(d for d in self.decisions if d.spec.id == decision_id)))
 
     def _nothing_to_postpone(self, d: _Decision) -> bool:
         """The competing task was finished, or had not come up, when the urgent work was first
