@@ -9,6 +9,8 @@ demand that defines each decision is on record before its window opens (the vali
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from proactive_env.baselines import OracleAgent, TextOracleAgent, make_agent
@@ -328,3 +330,93 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     assert not scores["needless_postponements"] and scores["TA"] == pytest.approx(2 / 3)
     again = rescore(trajectory)
     assert again["TA"] == scores["TA"] and again["J"] == pytest.approx(scores["J"], abs=1e-12)
+
+
+# ---------------------------------------------------------------------------- an action's declared start
+class _QueueAfter(TextOracleAgent):
+    """The text oracle, except that inside a clash over a resource it does not defer the competing
+    task: it carries out the task's action there and then, its declared start (``Tool.starts``)
+    set by ``begin(world, decision)`` (None: left out, so it begins now)."""
+
+    def __init__(self, begin):
+        self.begin = begin
+
+    def _queued(self, t):
+        w = self.world
+        starts = {tool.name: tool.starts for tool in w.scenario.tools if tool.starts}
+        for d in w.scenario.ta_decisions:
+            if (d.competing == t.spec.id and d.shares != "user_time" and t.spec.action is not None
+                    and t.spec.action.tool in starts and d.start <= w.now < d.end and w.by_id[d.urgent].active):
+                return d, starts[t.spec.action.tool]
+        return None
+
+    def holding(self, t):
+        return False if self._queued(t) else super().holding(t)
+
+    def _next(self, t):
+        if self._queued(t) is None:
+            return super()._next(t)
+        if t.executed:
+            return None
+        return Verb.EXECUTE if self.world.policy.authorised(t.spec) else (None if t.presented else Verb.PRESENT)
+
+    def _calls(self, verb, t):
+        calls, queued = super()._calls(verb, t), self._queued(t)
+        if queued is None or verb is not Verb.EXECUTE:
+            return calls
+        d, names = queued
+        when = self.begin(self.world, d)
+        for call in calls:
+            if call["tool"] == t.spec.action.tool:
+                args = call["arguments"]
+                for n in names:
+                    args.pop(n, None)
+                if when is not None:
+                    at = dt.datetime.combine(self.world.scenario.start_date, dt.time()) + dt.timedelta(minutes=when)
+                    values = [at.strftime("%Y-%m-%dT%H:%M")] if len(names) == 1 else [at.strftime("%Y-%m-%d"), at.strftime("%H:%M")]
+                    args.update(zip(names, values))
+        return calls
+
+
+def _reference_start(w, d) -> int:
+    from proactive_env.sim.tools import parse_when
+
+    task = w.by_id[d.competing].spec
+    names = next(tool.starts for tool in w.scenario.tools if tool.name == task.action.tool)
+    return parse_when(w.scenario, "T".join(str(task.action.args[n]) for n in names))
+
+
+def test_an_action_queued_to_begin_after_the_clash_puts_it_later():
+    """Blind round 20 (experiments/operator/1009, ta2): queuing the competing job to begin after the
+    clash puts it later as much as ``defer_task`` does. A tool's declared start (``Tool.starts``:
+    ``launch_job.begin``) is read like an allocation's start: the competing task's action carried
+    out inside the window to begin after it wins the decision; left to begin now, its run takes
+    the resource and loses it. Every decision of the suite whose competing action declares a start,
+    every persona, seeds 0, 1000, 1001."""
+    checked = 0
+    for name in SCENARIOS:
+        s = load_scenario(name)
+        starts = {tool.name for tool in s.tools if tool.starts}
+        decisions = [d for d in s.ta_decisions if d.shares != "user_time" and any(
+            t.id == d.competing and t.action is not None and t.action.tool in starts for t in s.tasks)]
+        for d in decisions:
+            for persona in PERSONAS:
+                for seed in (0, 1000, 1001):
+                    for begin, wins in ((_reference_start, True), (lambda w, d: None, False)):
+                        run = play(_QueueAfter(begin), name, persona, seed)
+                        done = [e for e in run["log"] if e["type"] == "execute" and e.get("task") == d.competing
+                                and e["ok"] and d.start <= e["t"] < d.end]
+                        if not done:
+                            continue
+                        checked += 1
+                        label = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)
+                        assert (label["later"] and label["J_share"] > 0) == wins, (name, d.id, persona, seed, begin)
+                        assert not run["scores"]["needless_postponements"]
+    assert checked >= 6, checked
+
+
+def test_a_declared_start_is_one_or_two_string_parameters_of_the_tool():
+    raw = _raw("experiments")
+    tool = next(t for t in raw["tools"] if t["name"] == "launch_job")
+    tool["starts"] = ["no_such_param"]
+    assert "tools[" in _problem(raw) and "starts" in _problem(raw)

@@ -53,6 +53,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState
+from ..sim.tools import ToolError, parse_when
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, reachable_states
 from .compose import compose_artifact
@@ -163,6 +164,7 @@ class RunScorer:
         self.brought: set[str] = set()  # records a message or notification the agent was shown brought
         self._reveals = {ev.id: set(ev.reveals) for ev in scenario.events}
         self._schedule_records = {r.id for r in scenario.records if r.kind.startswith("calendar")}
+        self._starts = {tool.name: tool.starts for tool in scenario.tools if tool.starts}
         self.privacy = 0.0
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
@@ -327,6 +329,7 @@ class RunScorer:
             task.executed = True
             if task.delivered_at is None:
                 self._deliver(task, e["t"])
+            self._scheduled(task, e)
         else:
             task.failed_attempts += e.get("reason") != "unauthorised"
         self._attend(task, e["t"])
@@ -460,6 +463,38 @@ class RunScorer:
                 elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
                       and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
                     d.later, d.continuation = True, 1.0
+
+    def _scheduled(self, task: _Task, e: dict) -> None:
+        """An executed action whose tool declares when it begins (``Tool.starts``), read like an
+        allocation's start for the competing side of a clash over a resource: begun after the
+        window, by a call made while the clash was in view, it is put later (as ``defer_task`` puts
+        it); begun inside the window, its run takes the resource. (An action that begins at its own
+        later time is no needless postponement: its time is the matter's, not a deferral.)"""
+        start = self._action_start(e)
+        if start is None:
+            return
+        for d in self.decisions:
+            if e["t"] >= d.spec.end or task.spec.id != d.spec.competing or d.spec.shares == "user_time":
+                continue
+            if d.spec.start <= start < d.spec.end:
+                d.competed = True
+            elif start >= d.spec.end and self._clash(d, e["t"]):  # (queued in time: the world took it)
+                d.later, d.continuation = True, 1.0
+
+    def _action_start(self, e: dict) -> int | None:
+        """When an executed action begins, from its tool's declared start parameters (omitted: now);
+        None where its tool declares none or the value is no time."""
+        names = self._starts.get(e.get("tool"))
+        if not names:
+            return None
+        args = e.get("args") or {}
+        values = [args.get(n) for n in names]
+        if all(v in (None, "") for v in values):
+            return e["t"]
+        try:
+            return parse_when(self.scenario, "T".join(str(v) for v in values))
+        except ToolError:
+            return None
 
     def _defer(self, task: _Task, e: dict) -> None:
         t, until = e["t"], e.get("until")
