@@ -15,6 +15,7 @@ import pytest
 
 from proactive_env.baselines import OracleAgent, TextOracleAgent, make_agent
 from proactive_env.evaluate import play
+from proactive_env.replay import rescore
 from proactive_env.sim import Verb
 from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names
 from proactive_env.spec.loader import scenario_dir
@@ -152,6 +153,7 @@ def test_a_postponement_made_with_foresight_counts_when_in_force_at_the_window(n
             run = play(agent, name, persona, seed)
             scores = run["scores"]
             assert scores["TA"] == 1.0 and not scores["needless_postponements"], (persona, seed, scores["ta_decisions"])
+            assert rescore(run)["TA"] == 1.0  # the saved log scores the same
             for d in load_scenario(name).ta_decisions:
                 if d.competing in agent.early:
                     label = next(x for x in scores["ta_decisions"] if x["id"] == d.id)
@@ -310,7 +312,6 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     import pathlib
 
     from proactive_env.envs.text import ProactivityTextEnv
-    from proactive_env.replay import rescore
 
     case = json.loads((pathlib.Path(__file__).parent / "data" / "blind20-conference_trip-planner-1010.json").read_text())
     env = ProactivityTextEnv(case["scenario"], case["persona"])
@@ -411,6 +412,7 @@ def test_an_action_queued_to_begin_after_the_clash_puts_it_later():
                         checked += 1
                         label = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)
                         assert (label["later"] and label["J_share"] > 0) == wins, (name, d.id, persona, seed, begin)
+                        assert rescore(run)["J"] == pytest.approx(run["scores"]["J"], abs=1e-12)
                         assert not run["scores"]["needless_postponements"]
     assert checked >= 6, checked
 
