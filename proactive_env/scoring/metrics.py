@@ -91,6 +91,7 @@ class _Task:
 
     spec: Task
     active: bool = False
+    active_since: int | None = None
     cut_off: bool = False
     closed: bool = False
     started: bool = False
@@ -158,6 +159,7 @@ class RunScorer:
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.needless_why: list[tuple[str, int, str]] = []  # (task, when, why it resolved no clash), in order
         self.observed: set[str] = set()
+        self.first_read: dict[str, int] = {}  # when each record was first read (what the agent had seen by then)
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
         self.needless_reads: set[str] = set()
@@ -207,7 +209,7 @@ class RunScorer:
         elif kind == "event":
             self.brought |= self._reveals.get(e["id"], set())
         elif kind == "task_active":
-            task.active = True
+            task.active, task.active_since = True, t
             task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
             for d in self.decisions:
                 if task.spec.id in (d.spec.urgent, d.spec.competing) and t < d.spec.end:
@@ -215,7 +217,7 @@ class RunScorer:
         elif kind == "task_inactive":
             task.cut_off = self._oracle_reaches(task.spec)
         elif kind == "read":
-            self._read(e["record"], task)
+            self._read(e["record"], task, t)
             self.read_version[e["record"]] = max(self.read_version.get(e["record"], -1), e.get("version", 0))
         elif kind == "work":
             task.started = True
@@ -267,8 +269,9 @@ class RunScorer:
         return all(c.state in reachable_states(self.scenario, self.tasks[c.task].spec, self.persona)
                    for c in spec.requires)
 
-    def _read(self, record: str, task: _Task | None) -> None:
+    def _read(self, record: str, task: _Task | None, t: int) -> None:
         self.observed.add(record)
+        self.first_read.setdefault(record, t)
         if task is not None:
             task.reads.add(record)
 
@@ -377,17 +380,23 @@ class RunScorer:
             return False
         if t >= d.spec.start:
             return self._both_active(d)
-        return self._open(self.tasks[d.spec.competing]) and self._demand_seen(d)
+        return self._open(self.tasks[d.spec.competing]) and self._demand_seen(d, t)
 
     def _open(self, task: _Task) -> bool:
         return task.active and not task.closed and not self._finished(task)
 
-    def _demand_seen(self, d: _Decision) -> bool:
-        """Has the agent read a record that shows the decision's clash and seen the urgent demand?"""
-        if not self.observed & set(d.spec.shown_by):
+    def _seen_by(self, t: int) -> set[str]:
+        return {r for r, at in self.first_read.items() if at <= t}
+
+    def _demand_seen(self, d: _Decision, t: int) -> bool:
+        """By minute ``t``, had the agent read a record that shows the decision's clash and seen the
+        urgent demand (the urgent task come up, or a record of its own read)?"""
+        seen = self._seen_by(t)
+        if not seen & set(d.spec.shown_by):
             return False
         urgent = self.tasks[d.spec.urgent]
-        return urgent.active or bool(self.observed & (set(urgent.spec.evidence) - self._schedule_records))
+        came_up = urgent.active_since is not None and urgent.active_since <= t
+        return came_up or bool(seen & (set(urgent.spec.evidence) - self._schedule_records))
 
     def _overlaps_use(self, task: _Task, start: int) -> bool:
         """Would the task's remaining work, run from ``start``, overlap the user's use of its resource?"""
@@ -424,10 +433,10 @@ class RunScorer:
                 why.append(f"before {d.spec.id}'s window, whose urgent side it is (the work to do when it opens)")
             elif t >= d.spec.start and not self._both_active(d):
                 why.append(f"inside {d.spec.id}'s window, but {d.spec.urgent} had not come up")
-            elif t < d.spec.start and not self.observed & set(d.spec.shown_by):
+            elif t < d.spec.start and not self._seen_by(t) & set(d.spec.shown_by):
                 why.append(f"before {d.spec.id}'s window, and no record that shows its clash "
                            f"({', '.join(d.spec.shown_by)}) had been read")
-            elif t < d.spec.start and not self._demand_seen(d):
+            elif t < d.spec.start and not self._demand_seen(d, t):
                 why.append(f"before {d.spec.id}'s window, and {d.spec.urgent} had not come up nor any record "
                            f"of its own been read")
             elif allocation:
