@@ -275,3 +275,67 @@ def test_report_totals_llm_usage_per_agent(two_folders, tmp_path):
     assert cli.main(["report", str(folder), "--out", str(out), "--episodes", "none"]) == 0
     page = (out / "index.html").read_text()
     assert "LLM usage" in page and "<td>1,234</td>" in page
+
+
+@pytest.mark.parametrize("agent", ["policy-follower", "defer-all-but-most-urgent", "text-hold-while-more-urgent-0.15@09:00"])
+def test_the_why_view_prints_each_decisions_real_outcome_and_each_needless_postponement(agent):
+    """Issue 20 item 2 / round 20: a decision with nothing to postpone is won (and printed so, not
+    'fail'); each task postponed needlessly is printed once, with when and why it resolved no
+    clash; and TA's netting is spelled out — over every scenario, on real runs."""
+    from proactive_env.baselines import make_agent
+    from proactive_env.evaluate import play
+    from proactive_env.report.explain import explain
+    from proactive_env.spec import shipped_names
+
+    for name in shipped_names():
+        run = play(make_agent(agent), name, "planner", 1000)
+        scores, x = run["scores"], explain(run)
+        shares = {d["id"]: d["J_share"] for d in scores["ta_decisions"]}
+        for row in x.decisions:
+            assert row.passed == (shares.get(row.decision, 0.0) > 0), (name, row.decision)
+            if row.passed and not row.later:
+                assert row.nothing_to_postpone and "nothing to postpone" in row.reason
+        assert [n.task.split(" ")[0] for n in x.needless] == list(dict.fromkeys(
+            t for t, _, _ in _scorer_needless(run))), name
+        assert all(n.why and n.at.startswith("D") for n in x.needless)
+        won = sum(row.passed for row in x.decisions)
+        assert x.ta_netting.startswith(f"TA = max(0, {won} won − {len(scores['needless_postponements'])} task(s)")
+        assert x.ta_netting.endswith(f"= {scores['TA']:.3f}")
+        text = "\n".join(x.lines())
+        assert text.count("needless postponement:") == len(scores["needless_postponements"])
+
+
+def _scorer_needless(trajectory):
+    """The (task, when, why) of each needless postponement, in order, from the benchmark's scorer."""
+    from proactive_env.replay import scenario_of
+    from proactive_env.scoring.metrics import RunScorer
+
+    scorer = RunScorer(scenario_of(trajectory), trajectory["persona"])
+    scorer.feed(trajectory["log"])
+    return scorer.needless_why
+
+
+def test_the_why_view_of_blind_round_20_prints_the_decision_with_nothing_to_postpone_as_won():
+    """conference_trip/planner/1010 (blind round 20), its saved calls replayed: ta2 (the chair's
+    reply done before the retime came) is won with nothing to postpone — once printed 'fail' while
+    TA counted it — and the hotel decision is won by the postponement made with foresight."""
+    import pathlib
+
+    from proactive_env.envs.text import ProactivityTextEnv
+    from proactive_env.report.explain import explain
+
+    case = json.loads((pathlib.Path(__file__).parent / "data" / "blind20-conference_trip-planner-1010.json").read_text())
+    env = ProactivityTextEnv(case["scenario"], case["persona"])
+    env.reset(seed=case["seed"])
+    for call in case["actions"]:
+        if env.world.done:
+            break
+        env.step(json.dumps(call))
+    while not env.world.done:
+        env.step(json.dumps({"tool": "wait", "arguments": {}}))
+    x = explain(env.trajectory(agent="blind-20b"))
+    rows = {d.decision: d for d in x.decisions}
+    assert rows["ta2_return_flight_before_lab"].passed and not rows["ta2_return_flight_before_lab"].later
+    assert rows["ta2_return_flight_before_lab"].nothing_to_postpone
+    assert rows["ta1_hotel_in_teaching_gap"].passed and not x.needless
+    assert "  TA = max(0, 2 won − 0 task(s) postponed needlessly) / 3 counted decisions = 0.667" in x.lines()

@@ -1,16 +1,21 @@
 """'Later' is a decision about a clash the agent could see (issue 19 items 1–3, issue 20 item 2).
 
-A postponement counts only when made inside the window with both matters known; an allocation
+A postponement counts only when made while the clash was in view — inside the window with both
+matters known, or before it once the agent had read what shows the clash and the urgent demand
+(foresight: the urgent task's trigger is not what the agent sees); an allocation
 only where the run would otherwise overlap the user's use or the urgent work's compute; one that
 resolves no clash is needless and counts as a decision lost; every scenario has decoy pairs; the
 demand that defines each decision is on record before its window opens (the validator)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from proactive_env.baselines import OracleAgent, make_agent
+from proactive_env.baselines import OracleAgent, TextOracleAgent, make_agent
 from proactive_env.evaluate import play
+from proactive_env.replay import rescore
 from proactive_env.sim import Verb
 from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names
 from proactive_env.spec.loader import scenario_dir
@@ -66,23 +71,35 @@ def test_postponing_either_side_of_a_decoy_fails_it_and_costs_a_decision(name):
             assert scores["TA"] < 1.0
 
 
+def _own_records(s, task_id: str) -> set[str]:
+    """A task's evidence that shows its own demand (the calendar shows the user's time, not it)."""
+    calendar = {r.id for r in s.records if r.kind.startswith("calendar")}
+    return set(next(t for t in s.tasks if t.id == task_id).evidence) - calendar
+
+
+def _read_so_far(w) -> set[str]:
+    return {e["record"] for e in w.log if e["type"] == "read"}
+
+
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_a_postponement_made_before_the_clash_existed_does_not_count(name):
-    """The competing task deferred as soon as it is open, before the window (and never again
-    inside it): no 'later' for that decision, and the postponement is needless."""
+def test_a_postponement_made_before_the_clash_was_visible_does_not_count(name):
+    """The competing task deferred before the window, while nothing the agent had seen showed the
+    urgent demand (the urgent task not come up, none of its own records read; and never deferred
+    again inside the window): no 'later' for that decision, and the postponement is needless."""
     s = load_scenario(name)
     early = {d.competing: d for d in s.ta_decisions}
 
-    def before_window(w, t):
+    def unseen(w, t):
         d = early.get(t.spec.id)
-        return d is not None and w.now < d.start
+        return (d is not None and w.now < d.start and not w.by_id[d.urgent].active
+                and not _own_records(s, d.urgent) & _read_so_far(w))
 
     class EarlyOnly(_OracleWith):
         def holding(self, t):  # never defer it again inside the window
             return False if t.spec.id in self.done else super().holding(t)
 
     for persona in PERSONAS:
-        agent = EarlyOnly(before_window, Verb.DEFER)
+        agent = EarlyOnly(unseen, Verb.DEFER)
         scores = play(agent, name, persona, 0)["scores"]
         for tid in agent.done:
             d = early[tid]
@@ -90,6 +107,57 @@ def test_a_postponement_made_before_the_clash_existed_does_not_count(name):
             if label is not None:
                 assert not label["later"], (d.id, persona)
             assert tid in scores["needless_postponements"]
+
+
+class _Foresighted(TextOracleAgent):
+    """The text oracle, deferring each decision's competing task before its window as soon as it
+    is open and the urgent demand is on record: it reads what shows the clash (``shown_by``) and
+    the urgent task's own records, then defers the competing task past the window (and leaves it
+    there)."""
+
+    def reset(self, env, seed):
+        super().reset(env, seed)
+        self.early: dict[str, int] = {}  # competing task -> when it was deferred before its window
+
+    def _foreseen(self, t):
+        w = self.world
+        for d in w.scenario.ta_decisions:
+            if d.competing == t.spec.id and w.now < d.start and t.spec.id not in self.early:
+                own = _own_records(w.scenario, d.urgent) & w.store.visible
+                if own or w.by_id[d.urgent].active:
+                    return d, own
+        return None
+
+    def holding(self, t):
+        return True if self._foreseen(t) else super().holding(t)
+
+    def _calls(self, verb, t):
+        seen = self._foreseen(t) if verb is Verb.DEFER else None
+        if seen is None:
+            return super()._calls(verb, t)
+        d, own = seen
+        self.early[t.spec.id] = self.world.now
+        reads = [{"tool": "read_record", "arguments": {"record_id": r}} for r in sorted(set(d.shown_by) | own)]
+        return [*reads, *super()._calls(verb, t)]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_postponement_made_with_foresight_counts_when_in_force_at_the_window(name):
+    """Issue 20 item 2 (blind round 20, conference_trip/planner/1010): the demand of every decision
+    is on record before its window, so an agent that sees it coming and puts the competing task past
+    the window before the urgent task's trigger wins the decision: 'later' holds and nothing is
+    needless — the text oracle's score, on every persona and seed."""
+    for persona in PERSONAS:
+        for seed in (0, 1000, 1001):
+            agent = _Foresighted()
+            run = play(agent, name, persona, seed)
+            scores = run["scores"]
+            assert scores["TA"] == 1.0 and not scores["needless_postponements"], (persona, seed, scores["ta_decisions"])
+            assert rescore(run)["TA"] == 1.0  # the saved log scores the same
+            for d in load_scenario(name).ta_decisions:
+                if d.competing in agent.early:
+                    label = next(x for x in scores["ta_decisions"] if x["id"] == d.id)
+                    assert label["later"] and label["J_share"] > 0, (d.id, persona, seed)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -231,3 +299,126 @@ def test_telling_the_user_about_the_competing_task_competes_only_for_their_time(
         won = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)["J_share"] > 0
         assert won == (d.shares != "user_time"), (d.id, d.shares)
     assert checked, "no decision where the competing task could be put to the user inside the window"
+
+
+def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_beforehand():
+    """Blind round 20, conference_trip/planner/1010, replayed call for call: at D2 10:21, as Dana's
+    dinner came in, the player deferred it to 13:15 (plan: the hotel hold HH-40716 lapses at noon,
+    Priya has only 10:50–11:10) having read ``hotel_hold`` and ``cal_tuesday`` at 08:30; Mina's reply
+    opened the window at 10:32 and the hotel was booked by 11:15. The postponement was counted
+    needless (a decision lost, cancelling ta2, which had nothing to postpone) and not as 'later':
+    TA 0. It is the decision won, and nothing is needless; rescoring the log gives the same."""
+    import json
+    import pathlib
+
+    from proactive_env.envs.text import ProactivityTextEnv
+
+    case = json.loads((pathlib.Path(__file__).parent / "data" / "blind20-conference_trip-planner-1010.json").read_text())
+    env = ProactivityTextEnv(case["scenario"], case["persona"])
+    env.reset(seed=case["seed"])
+    for call in case["actions"]:
+        if env.world.done:
+            break
+        env.step(json.dumps(call))
+    while not env.world.done:
+        env.step(json.dumps({"tool": "wait", "arguments": {}}))
+    deferral = next(e for e in env.world.log if e["type"] == "defer" and e["task"] == "t07_collab_dinner")
+    assert (deferral["t"], deferral["until"]) == (1440 + 10 * 60 + 21, 1440 + 13 * 60 + 15)
+    trajectory = env.trajectory(agent="blind-20b")
+    scores = trajectory["scores"]
+    ta1 = next(d for d in scores["ta_decisions"] if d["id"] == "ta1_hotel_in_teaching_gap")
+    assert ta1["now"] and ta1["later"] and ta1["J_share"] > 0
+    assert not scores["needless_postponements"] and scores["TA"] == pytest.approx(2 / 3)
+    again = rescore(trajectory)
+    assert again["TA"] == scores["TA"] and again["J"] == pytest.approx(scores["J"], abs=1e-12)
+
+
+# ---------------------------------------------------------------------------- an action's declared start
+class _QueueAfter(TextOracleAgent):
+    """The text oracle, except that inside a clash over a resource it does not defer the competing
+    task: it carries out the task's action there and then, its declared start (``Tool.starts``)
+    set by ``begin(world, decision)`` (None: left out, so it begins now)."""
+
+    def __init__(self, begin):
+        self.begin = begin
+
+    def _queued(self, t):
+        w = self.world
+        starts = {tool.name: tool.starts for tool in w.scenario.tools if tool.starts}
+        for d in w.scenario.ta_decisions:
+            if (d.competing == t.spec.id and d.shares != "user_time" and t.spec.action is not None
+                    and t.spec.action.tool in starts and d.start <= w.now < d.end and w.by_id[d.urgent].active):
+                return d, starts[t.spec.action.tool]
+        return None
+
+    def holding(self, t):
+        return False if self._queued(t) else super().holding(t)
+
+    def _next(self, t):
+        if self._queued(t) is None:
+            return super()._next(t)
+        if t.executed:
+            return None
+        return Verb.EXECUTE if self.world.policy.authorised(t.spec) else (None if t.presented else Verb.PRESENT)
+
+    def _calls(self, verb, t):
+        calls, queued = super()._calls(verb, t), self._queued(t)
+        if queued is None or verb is not Verb.EXECUTE:
+            return calls
+        d, names = queued
+        when = self.begin(self.world, d)
+        for call in calls:
+            if call["tool"] == t.spec.action.tool:
+                args = call["arguments"]
+                for n in names:
+                    args.pop(n, None)
+                if when is not None:
+                    at = dt.datetime.combine(self.world.scenario.start_date, dt.time()) + dt.timedelta(minutes=when)
+                    values = [at.strftime("%Y-%m-%dT%H:%M")] if len(names) == 1 else [at.strftime("%Y-%m-%d"), at.strftime("%H:%M")]
+                    args.update(zip(names, values))
+        return calls
+
+
+def _reference_start(w, d) -> int:
+    from proactive_env.sim.tools import parse_when
+
+    task = w.by_id[d.competing].spec
+    names = next(tool.starts for tool in w.scenario.tools if tool.name == task.action.tool)
+    return parse_when(w.scenario, "T".join(str(task.action.args[n]) for n in names))
+
+
+def test_an_action_queued_to_begin_after_the_clash_puts_it_later():
+    """Blind round 20 (experiments/operator/1009, ta2): queuing the competing job to begin after the
+    clash puts it later as much as ``defer_task`` does. A tool's declared start (``Tool.starts``:
+    ``launch_job.begin``) is read like an allocation's start: the competing task's action carried
+    out inside the window to begin after it wins the decision; left to begin now, its run takes
+    the resource and loses it. Every decision of the suite whose competing action declares a start,
+    every persona, seeds 0, 1000, 1001."""
+    checked = 0
+    for name in SCENARIOS:
+        s = load_scenario(name)
+        starts = {tool.name for tool in s.tools if tool.starts}
+        decisions = [d for d in s.ta_decisions if d.shares != "user_time" and any(
+            t.id == d.competing and t.action is not None and t.action.tool in starts for t in s.tasks)]
+        for d in decisions:
+            for persona in PERSONAS:
+                for seed in (0, 1000, 1001):
+                    for begin, wins in ((_reference_start, True), (lambda w, d: None, False)):
+                        run = play(_QueueAfter(begin), name, persona, seed)
+                        done = [e for e in run["log"] if e["type"] == "execute" and e.get("task") == d.competing
+                                and e["ok"] and d.start <= e["t"] < d.end]
+                        if not done:
+                            continue
+                        checked += 1
+                        label = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)
+                        assert (label["later"] and label["J_share"] > 0) == wins, (name, d.id, persona, seed, begin)
+                        assert rescore(run)["J"] == pytest.approx(run["scores"]["J"], abs=1e-12)
+                        assert not run["scores"]["needless_postponements"]
+    assert checked >= 6, checked
+
+
+def test_a_declared_start_is_one_or_two_string_parameters_of_the_tool():
+    raw = _raw("experiments")
+    tool = next(t for t in raw["tools"] if t["name"] == "launch_job")
+    tool["starts"] = ["no_such_param"]
+    assert "tools[" in _problem(raw) and "starts" in _problem(raw)

@@ -78,7 +78,7 @@ def _explain_job(job: _Job) -> tuple[list[dict], list[dict], str | None, dict | 
     tasks = [{"task": r.task, "tc": r.tc, "lost": r.weight * r.lost, "match": r.depth_match,
               "missed": r.facts_missed[:1], "broke": r.broke_kind}
              for r in x.tasks]
-    decisions = [{"decision": d.decision, "counted": d.counted, "now": d.now, "later": d.later,
+    decisions = [{"decision": d.decision, "counted": d.counted, "now": d.now, "later": d.later, "won": d.passed,
                   "reason": d.reason if d.counted and not d.passed else None} for d in x.decisions]
     return tasks, decisions, None, _usage(trajectory)
 
@@ -178,7 +178,7 @@ def decision_rows(explained: list[tuple]) -> list[dict]:
     for (agent, scenario, decision), items in sorted(groups.items()):
         counted = [d for d in items if d["counted"]]
         reasons = Counter(d["reason"] for d in counted if d["reason"])
-        passed = sum(d["now"] and d["later"] for d in counted)
+        passed = sum(d.get("won", d["now"] and d["later"]) for d in counted)  # (won: nothing to postpone too)
         rows.append({"agent": agent, "scenario": scenario, "decision": decision, "counted": _share(len(counted), len(items)),
                      "now": _share(sum(d["now"] for d in counted), len(counted)),
                      "later": _share(sum(d["later"] for d in counted), len(counted)),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from ..scoring.judge import claim_made, states
+from ..scoring.judge import claim_made, facts_stated
 from ..scoring.metrics import RunScorer, Weights
 from ..replay import scenario_of
 from ..spec import Depth, Scenario
@@ -79,10 +79,23 @@ class DecisionRow:
     later: bool
     continuation: float
     reason: str
+    won: bool = False  # as TA counts it: now ∧ later, or now with nothing to postpone
+    nothing_to_postpone: bool = False  # the competing task finished, or not come up, when the urgent work was handled
 
     @property
     def passed(self) -> bool:
-        return self.counted and self.now and self.later
+        return self.counted and self.won
+
+
+@dataclass(frozen=True)
+class NeedlessRow:
+    """A task postponed when that resolved no clash the agent could see: it costs one decision,
+    however often it was postponed so (``more``: the times after the first)."""
+
+    task: str
+    at: str  # the first such postponement
+    why: str
+    more: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,6 +118,8 @@ class Explanation:
     decisions: list[DecisionRow] = field(default_factory=list)
     trust: list[TrustStep] = field(default_factory=list)
     privacy_cost: float = 0.0
+    needless: list[NeedlessRow] = field(default_factory=list)
+    ta_netting: str = ""  # how TA is netted: (won − needless) / counted decisions
 
     def lines(self) -> list[str]:
         """The tables as plain text lines (for ``show``)."""
@@ -127,10 +142,15 @@ class Explanation:
             out.append(f"  privacy: −{self.privacy_cost:g} TC points for records no active task needed")
         out.append("TA decisions (now: the urgent task served in the window; later: the competing one put after it):")
         for d in self.decisions:
-            verdict = "" if not d.counted else ("PASS: " if d.passed else "fail: ")
+            verdict = "WON: " if d.passed else "lost: "
             out.append(f"  {d.decision:<30} {d.window}: urgent {d.urgent}, competing {d.competing} "
                        f"(shares {d.shares}) — now {'✓' if d.now else '✗'} later {'✓' if d.later else '✗'} "
                        f"{verdict}{d.reason}")
+        for n in self.needless:
+            again = f"; postponed so {n.more} more time(s)" if n.more else ""
+            out.append(f"  needless postponement: {n.task} at {n.at} — {n.why}{again} (costs one decision)")
+        if self.ta_netting:
+            out.append(f"  {self.ta_netting}")
         out.append("Trust over time:")
         for s in self.trust:
             out.append(f"  {s.at:<22} {s.before:.2f} → {s.after:.2f}  {s.task}: {s.what}")
@@ -154,7 +174,8 @@ def _task_row(scorer: RunScorer, scenario: Scenario, score, broke: dict, t: int)
     work = scorer.work(score.task) if state.active else None
     artifact = work.artifact if work else ""
     facts = list(spec.constraints.must_include) or list(spec.facts)
-    found = [f.text for f in facts if work and work.own and states(artifact, f)]
+    # as the judge credits them: in the agent's own words, the matter's title left out
+    found = [f.text for f in facts_stated(spec, work, facts)] if work and work.own else []
     claims = [c.text for c in spec.constraints.must_not_include if work and claim_made(artifact, c.text)]
     read = scorer.evidence_read(spec.id) if state.active else set()
     return TaskRow(
@@ -171,7 +192,10 @@ def _task_row(scorer: RunScorer, scenario: Scenario, score, broke: dict, t: int)
 def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
     now, later, cont = scorer.ta_label(d.spec.id)
     if not d.eligible:
-        return now, later, cont, "not counted: both tasks were never active together"
+        return now, later, cont, "both tasks were never active together (a 0 over TA's fixed denominator)"
+    if now and not later and scorer.decision_won(d.spec.id):
+        return now, later, cont, ("nothing to postpone: the competing task was finished, or had not come up, "
+                                  "when the urgent work was first handled")
     why = []
     if d.intruded:
         why.append(f"an agent job ran on {d.spec.shares} while the user was using it in the window")
@@ -186,6 +210,28 @@ def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
         elif not d.later:
             why.append("the competing task was not deferred or scheduled to a feasible time after the window")
     return now, later, cont, "; ".join(why) or "both served: urgent now, competing later"
+
+
+def _needless_rows(scorer: RunScorer, scenario: Scenario) -> list[NeedlessRow]:
+    """One row per task postponed needlessly (each costs one decision): its first such postponement."""
+    first: dict[str, tuple[int, str]] = {}
+    count: dict[str, int] = {}
+    for task, t, why in scorer.needless_why:
+        first.setdefault(task, (t, why))
+        count[task] = count.get(task, 0) + 1
+    return [NeedlessRow(_title(scenario, task), clock(scenario, t), why, count[task] - 1)
+            for task, (t, why) in first.items()]
+
+
+def _ta_netting(scorer: RunScorer, ta: float) -> str:
+    """TA as the scorer nets it: (decisions won − tasks postponed needlessly) / counted decisions, floor 0."""
+    counted = scorer.denominators()["decisions"]  # fixed at reset: the decisions between two counted tasks
+    if not counted:
+        return "TA: no counted decisions"
+    won = sum(scorer.decision_won(d.spec.id) for d in scorer.counted_decisions)
+    needless = len(scorer.needless_postponements)
+    return (f"TA = max(0, {won} won − {needless} task(s) postponed needlessly) / {counted:g} counted decisions "
+            f"= {ta:.3f}")
 
 
 def _title(scenario: Scenario, task_id: str | None) -> str:
@@ -237,14 +283,18 @@ def explain(trajectory: dict, scenario: Scenario | None = None) -> Explanation:
                 out.decisions.append(DecisionRow(
                     d.spec.id, f"{clock(scenario, d.spec.start)} – {clock(scenario, d.spec.end)}",
                     _title(scenario, d.spec.urgent), d.spec.rationale.strip(), _title(scenario, d.spec.competing),
-                    d.spec.shares, d.eligible, now, later, cont, reason))
+                    d.spec.shares, d.eligible, now, later, cont, reason,
+                    won=d.eligible and scorer.decision_won(d.spec.id),
+                    nothing_to_postpone=scorer._nothing_to_postpone(d)))
         step = _trust_step(scenario, e)
         if step is not None:
             out.trust.append(step)
     out.scores = scorer.breakdown() if scorer.ended else scorer.summary()
     out.privacy_cost = scorer.privacy
+    out.needless = _needless_rows(scorer, scenario)
+    out.ta_netting = _ta_netting(scorer, out.scores["TA"])
     out.tasks.sort(key=lambda r: (-r.weight * r.lost, r.task))
     return out
 
 
-__all__ = ["DecisionRow", "Explanation", "TaskRow", "TrustStep", "clock", "explain"]
+__all__ = ["DecisionRow", "Explanation", "NeedlessRow", "TaskRow", "TrustStep", "clock", "explain"]

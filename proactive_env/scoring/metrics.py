@@ -21,9 +21,13 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺. later: "later" is a decision about
   a clash the agent could see — the competing task deferred to a feasible time ≥ τ⁺ (its work fits
   before its deadline, its resource free of the user's use), or its run allocated there, by a
-  postponement *made* inside the window while both tasks were active (an earlier, blanket one does
-  not count), an allocation only where running it then would overlap the user's use or the
-  decision's shared compute; and no work on it inside the window. Where the competing task was
+  postponement *made* while the agent could see the clash — inside the window with both tasks
+  active, or before it (foresight) with the competing task open and the agent having read a record
+  that shows the clash (``shown_by``) and the urgent demand (the urgent task come up, or a record of
+  its own read): the urgent task's trigger is not what the agent sees, and a postponement in force
+  when the window opens counts (an earlier, blanket one, with nothing of the clash seen, does not);
+  an allocation only where running it then would overlap the user's use or the decision's shared
+  compute; and no work on it inside the window. Where the competing task was
   finished, or not yet come up, when the urgent work was first handled, nothing needed
   postponing: `later` holds of itself (no failure). Any agent job over the user's own use of the shared resource inside the window fails the
   decision. A postponement that resolves no such clash (deferring, or allocating to a later time,
@@ -49,6 +53,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState
+from ..sim.tools import ToolError, parse_when
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, reachable_states
 from .compose import compose_artifact
@@ -86,6 +91,7 @@ class _Task:
 
     spec: Task
     active: bool = False
+    active_since: int | None = None
     cut_off: bool = False
     closed: bool = False
     started: bool = False
@@ -159,14 +165,17 @@ class RunScorer:
         self.scores: list[TaskScore] = []
         self._score_parts: list[tuple[str, float, float, float, float]] = []  # per score: key, parts, share (settled)
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
+        self.needless_why: list[tuple[str, int, str]] = []  # (task, when, why it resolved no clash), in order
         self.observed: set[str] = set()
         self._observed_sorted: tuple[str, ...] = ()  # sorted(observed), kept as it grows
+        self.first_read: dict[str, int] = {}  # when each record was first read (what the agent had seen by then)
         self.version: dict[str, int] = {}  # each record's current version, as the log says
         self.read_version: dict[str, int] = {}  # the latest version of each record the agent read
         self.needless_reads: set[str] = set()
         self.brought: set[str] = set()  # records a message or notification the agent was shown brought
         self._reveals = {ev.id: set(ev.reveals) for ev in scenario.events}
         self._schedule_records = {r.id for r in scenario.records if r.kind.startswith("calendar")}
+        self._starts = {tool.name: tool.starts for tool in scenario.tools if tool.starts}
         self.privacy = 0.0
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
@@ -227,7 +236,7 @@ class RunScorer:
 
     def _on_task_active(self, e: dict, t: int) -> bool:
         task = self._task_of(e)
-        task.active = True
+        task.active, task.active_since = True, t
         task.versions_at_start = {r: self.version.get(r, 0) for r in task.spec.evidence}
         for d, _ in self._roles.get(task.spec.id, ()):
             if t < d.spec.end:
@@ -241,7 +250,7 @@ class RunScorer:
 
     def _on_read(self, e: dict, t: int) -> bool:
         record = e["record"]
-        self._read(record, self._task_of(e))
+        self._read(record, self._task_of(e), t)
         self.read_version[record] = max(self.read_version.get(record, -1), e.get("version", 0))
         return False
 
@@ -327,10 +336,11 @@ class RunScorer:
         return all(c.state in reachable_states(self.scenario, self.tasks[c.task].spec, self.persona)
                    for c in spec.requires)
 
-    def _read(self, record: str, task: _Task | None) -> None:
+    def _read(self, record: str, task: _Task | None, t: int) -> None:
         if record not in self.observed:
             self.observed.add(record)
             self._observed_sorted = tuple(sorted(self.observed))
+            self.first_read[record] = t
         if task is not None:
             task.reads.add(record)
 
@@ -391,6 +401,7 @@ class RunScorer:
             task.executed = True
             if task.delivered_at is None:
                 self._deliver(task, e["t"])
+            self._scheduled(task, e)
         else:
             task.failed_attempts += e.get("reason") != "unauthorised"
         self._attend(task, e["t"])
@@ -429,8 +440,32 @@ class RunScorer:
         return task.executed or bool(self._work_of(task, wanted).own)
 
     def _clash(self, d: _Decision, t: int) -> bool:
-        """At minute ``t``, could the agent see the decision's clash: inside its window, both tasks known?"""
-        return d.spec.start <= t < d.spec.end and self._both_active(d)
+        """At minute ``t``, could the agent see the decision's clash? Inside its window with both
+        tasks known; or before it (foresight), with the competing task open and the agent having
+        seen what makes the clash: a record that shows it (``shown_by``) and the urgent demand —
+        the urgent task come up, or a record of its own read (not the calendar: that shows the
+        user's time, not the demand). The urgent task's trigger is not what the agent sees."""
+        if t >= d.spec.end:
+            return False
+        if t >= d.spec.start:
+            return self._both_active(d)
+        return self._open(self.tasks[d.spec.competing]) and self._demand_seen(d, t)
+
+    def _open(self, task: _Task) -> bool:
+        return task.active and not task.closed and not self._finished(task)
+
+    def _seen_by(self, t: int) -> set[str]:
+        return {r for r, at in self.first_read.items() if at <= t}
+
+    def _demand_seen(self, d: _Decision, t: int) -> bool:
+        """By minute ``t``, had the agent read a record that shows the decision's clash and seen the
+        urgent demand (the urgent task come up, or a record of its own read)?"""
+        seen = self._seen_by(t)
+        if not seen & set(d.spec.shown_by):
+            return False
+        urgent = self.tasks[d.spec.urgent]
+        came_up = urgent.active_since is not None and urgent.active_since <= t
+        return came_up or bool(seen & (set(urgent.spec.evidence) - self._schedule_records))
 
     def _overlaps_use(self, task: _Task, start: int) -> bool:
         """Would the task's remaining work, run from ``start``, overlap the user's use of its resource?"""
@@ -443,7 +478,7 @@ class RunScorer:
 
     def _postponed(self, task: _Task, t: int, allocation: bool) -> None:
         """A postponement of the task made at ``t``: needless unless it resolves a clash the agent
-        could see (it is the competing side of an open decision with both tasks known; for an
+        could see (``_clash``: it is the competing side of a decision whose clash was in view; for an
         allocation, also where running it then would overlap the user's own use)."""
         tid = task.spec.id
         for d, urgent in self._roles.get(tid, ()):
@@ -452,6 +487,36 @@ class RunScorer:
         if allocation and self._overlaps_use(task, t):
             return
         self.needless_postponements.setdefault(tid, []).append(t)
+        self.needless_why.append((tid, t, self._why_needless(task, t, allocation)))
+
+    def _why_needless(self, task: _Task, t: int, allocation: bool) -> str:
+        """In words, why a postponement made at ``t`` resolved no clash the agent could see."""
+        tid = task.spec.id
+        why = []
+        for d in self.decisions:
+            if tid not in (d.spec.urgent, d.spec.competing):
+                continue
+            if t >= d.spec.end:
+                why.append(f"{d.spec.id}'s window had closed")
+            elif tid == d.spec.urgent:
+                why.append(f"before {d.spec.id}'s window, whose urgent side it is (the work to do when it opens)")
+            elif t >= d.spec.start and not self._both_active(d):
+                why.append(f"inside {d.spec.id}'s window, but {d.spec.urgent} had not come up")
+            elif t < d.spec.start and not self._seen_by(t) & set(d.spec.shown_by):
+                why.append(f"before {d.spec.id}'s window, and no record that shows its clash "
+                           f"({', '.join(d.spec.shown_by)}) had been read")
+            elif t < d.spec.start and not self._demand_seen(d, t):
+                why.append(f"before {d.spec.id}'s window, and {d.spec.urgent} had not come up nor any record "
+                           f"of its own been read")
+            elif allocation:
+                why.append(f"running it then would overlap neither the user's use nor {d.spec.id}'s urgent work")
+        if not why:
+            why.append("it competes with nothing: it is in no timing decision"
+                       + (", and running it then would overlap none of the user's use" if allocation else ""))
+        decoys = [p.id for p in self.scenario.decoys if tid in p.tasks and p.start <= t < p.end]
+        if decoys:
+            why.append(f"decoy pair {', '.join(decoys)}: both fit now")
+        return "; ".join(why)
 
     def _run_clashes(self, d: _Decision, task: _Task, t: int) -> bool:
         """An allocation resolves the clash only where running the work from ``t`` would overlap
@@ -472,11 +537,44 @@ class RunScorer:
                     self._handled(d)
             else:
                 if start < d.spec.end and end > d.spec.start:
-                    # private work takes none of the user's time; on a resource it takes the resource
-                    d.competed |= d.spec.shares != "user_time"
+                    # private work takes none of the user's time, and work on no compute takes none
+                    # of the shared resource: only the competing work run on it competes
+                    d.competed |= d.spec.shares != "user_time" and e.get("resource") == d.spec.shares
                 elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
                       and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
                     d.later, d.continuation = True, 1.0
+
+    def _scheduled(self, task: _Task, e: dict) -> None:
+        """An executed action whose tool declares when it begins (``Tool.starts``), read like an
+        allocation's start for the competing side of a clash over a resource: begun after the
+        window, by a call made while the clash was in view, it is put later (as ``defer_task`` puts
+        it); begun inside the window, its run takes the resource. (An action that begins at its own
+        later time is no needless postponement: its time is the matter's, not a deferral.)"""
+        start = self._action_start(e)
+        if start is None:
+            return
+        for d in self.decisions:
+            if e["t"] >= d.spec.end or task.spec.id != d.spec.competing or d.spec.shares == "user_time":
+                continue
+            if d.spec.start <= start < d.spec.end:
+                d.competed = True
+            elif start >= d.spec.end and self._clash(d, e["t"]):  # (queued in time: the world took it)
+                d.later, d.continuation = True, 1.0
+
+    def _action_start(self, e: dict) -> int | None:
+        """When an executed action begins, from its tool's declared start parameters (omitted: now);
+        None where its tool declares none or the value is no time."""
+        names = self._starts.get(e.get("tool"))
+        if not names:
+            return None
+        args = e.get("args") or {}
+        values = [args.get(n) for n in names]
+        if all(v in (None, "") for v in values):
+            return e["t"]
+        try:
+            return parse_when(self.scenario, "T".join(str(v) for v in values))
+        except ToolError:
+            return None
 
     def _defer(self, task: _Task, e: dict) -> None:
         t, until = e["t"], e.get("until")
@@ -693,6 +791,10 @@ class RunScorer:
             return 0.0
         now, later, _ = self._ta_label(d)
         return float(now and (later or self._nothing_to_postpone(d)))
+
+    def decision_won(self, decision_id: str) -> bool:
+        """Did the closed decision count as won (now ∧ later, or now with nothing to postpone)? (read-only)"""
+        return bool(self._decision_part(next(d for d in self.decisions if d.spec.id == decision_id)))
 
     def _nothing_to_postpone(self, d: _Decision) -> bool:
         """The competing task was finished, or had not come up, when the urgent work was first

@@ -211,6 +211,10 @@ class Tool(Spec):
     params: dict[str, ToolParam] = Field(default_factory=dict)
     creates: str | None = Field(None, description="Record kind an EXECUTE of this tool creates.")
     lookup: str | None = Field(None, description="Read tools: the record field the first parameter is matched on.")
+    starts: list[Identifier] = Field(default_factory=list, description=(
+        "Execute tools whose action runs later: the parameters that say when it begins (one ISO date-time, "
+        "or a date and an HH:MM time; omitted, it begins now). The scorer reads an executed action's start "
+        "like an allocation's: after a clash, a postponement of it; inside, its run."))
 
 
 class PolicyChange(Spec):

@@ -534,8 +534,13 @@ def _distractors_alone(s: Scenario) -> Iterator[Problem]:
 # ------------------------------------------------------------------ declared arguments (issue #20.3)
 def _declared_arguments(s: Scenario) -> Iterator[Problem]:
     """Every argument the scorer compares is declared by the tool's schema: each key of an
-    action's reference, and each key inside an object argument (the object declares its keys)."""
+    action's reference, and each key inside an object argument (the object declares its keys);
+    a tool's declared start is one or two of its string parameters."""
     tools = {t.name: t for t in s.tools}
+    for i, tool in enumerate(s.tools):
+        if len(tool.starts) > 2 or any(n not in tool.params or tool.params[n].type != "string" for n in tool.starts):
+            yield (f"tools[{i}].starts", f"one string parameter (an ISO date-time) or two (a date and an HH:MM time) "
+                                         f"of the tool, got {tool.starts}")
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
