@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.meaning import mentions, normalise, same_list, same_value
+from ..spec.meaning import leaves, mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
 
@@ -280,6 +280,7 @@ class TextTools:
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
         self._distinct: tuple[tuple[int, int], dict] = ((-1, -1), {})
         self._words: tuple[int, list] = (-1, [])
+        self._record_needles: tuple[int, list] = (-1, [])
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -325,15 +326,55 @@ class TextTools:
         the open task of a listed matter whose own facts the words carry; else None."""
         unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
-        if task is not None:
+        if task is not None and self._fits_best(task, text):
             if file:
                 self.own_matter(task, text)
             return task
-        if named:  # the agent said which matter it meant: never filed under another one
+        if named or task is not None:  # the agent named a matter, or the words fit another thing as well
             return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
                   and (s := _claim_score(self.distinct, t.spec, text)) >= RAISED_CLAIM]
-        return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
+        best = max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
+        return best if best is not None and self._fits_best(best, text) else None
+
+    def _fits_best(self, task: TaskState, text: str) -> bool:
+        """Do words filed without ``about`` fit ``task`` — one of its own facts, or three of its
+        own title words (``CLAIM_SCORE``) — and better than anything else the agent can see:
+        every other task that has come up, open or over (on the facts and title words no other
+        shares), and what the visible records hold that the task does not (each id, code, amount
+        or date of a record that the words cite and the task's facts do not counts as a fact of
+        something else)? Else they wait for a matter they fit (round 19: a rent note citing the
+        balance and the saved payee went to the energy bill, though it cited more of the rent
+        notice: £960, HL-21840). Judged on what has come up and is visible alone (non-interference)."""
+        w = self.world
+        own = _claim_score(self.distinct, task.spec, text)
+        rivals = [_claim_score(self.distinct, w.tasks[i].spec, text) for i in w.came_up if i != task.index]
+        said = "\n".join(_needles(task.spec))
+        cited = {n for _, needles in self.record_needles for n in needles if mentions(text, n)}
+        elsewhere = {n for n in cited if not mentions(said, n)}
+        if not (own >= CLAIM_SCORE and own > max([*rivals, CLAIM_SCORE * len(elsewhere)])):
+            return False
+        # sentence by sentence: more of those that cite something must cite the task than not
+        citing = [p for p in _sentences(text) if any(mentions(p, n) for n in cited)
+                  or any(_claim_score(self.distinct, w.tasks[i].spec, p) for i in w.came_up)]
+        mine = sum(1 for p in citing if _claim_score(self.distinct, task.spec, p) or any(mentions(p, n) for n in _needles(task.spec)))
+        return mine > len(citing) - mine
+
+    @property
+    def record_needles(self) -> list[tuple[str, list[str]]]:
+        """Per visible record, the field values that point at it: ids, codes, amounts and dates
+        (a value with a digit in it) found in no more than ``COMMON_IN`` visible records
+        (recomputed when what is visible changes)."""
+        w = self.world
+        if self._record_needles[0] != w.store.changes:
+            views = [w.store.view(rid) for rid in sorted(w.store.visible)]
+            texts = [normalise(f"{v.title} {v.text} {json.dumps(v.fields, ensure_ascii=False)}") for v in views]
+            out = []
+            for view in views:
+                values = {_plain_value(x) for _, x in leaves(view.fields) if _needle_value(x)}
+                out.append((view.id, sorted(n for n in values if sum(mentions(t, n) for t in texts) <= COMMON_IN)))
+            self._record_needles = (w.store.changes, out)
+        return self._record_needles[1]
 
     @staticmethod
     def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
@@ -657,11 +698,9 @@ class TextTools:
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
-            named = self.matter(about)
-            if named is not None:  # filed under the matter it names, or refused: never kept for another
-                raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
-                                f"({', '.join(requested)}); name the matter it is for, or leave out about to "
-                                f"keep it for a matter it fits")
+            # work done before its matter comes up is not lost: with or without about, the request
+            # waits for a task that comes up with one of these actions and fits its arguments
+            # (``settle``); the user sees it only then and decides by the rule in force then
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
@@ -895,6 +934,28 @@ def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[in
 
     search(0, frozenset(), 0, {})
     return best[1]
+
+
+def _sentences(text: str) -> list[str]:
+    return [p for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+
+
+def _needle_value(value: Any) -> bool:
+    """Is a record's field value one that points at the record: a number, a string of at least
+    three characters with a digit in it (an id, a code, an amount, a date), or a name or phrase
+    of two to four words ("Harbour Lettings", "quad sets")?"""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if not isinstance(value, str):
+        return False
+    words = value.split()
+    return (len(value.strip()) >= 3 and any(c.isdigit() for c in value)) or 2 <= len(words) <= 4
+
+
+def _plain_value(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value).strip()
 
 
 def _json_without_about(args: dict) -> str:
