@@ -341,23 +341,25 @@ class TextTools:
         """Do words filed without ``about`` fit ``task`` — one of its own facts, or three of its
         own title words (``CLAIM_SCORE``) — and better than anything else the agent can see:
         every other task that has come up, open or over (on the facts and title words no other
-        shares), and what the visible records hold that the task does not (each id, code, amount
-        or date of a record that the words cite and the task's facts do not counts as a fact of
-        something else)? Else they wait for a matter they fit (round 19: a rent note citing the
+        shares), and what the visible records hold that the task does not (each id, code, amount,
+        date or name that the words cite, the task's facts do not, and a record other than its
+        evidence holds, counts as a fact of something else)? And more of the sentences that cite
+        a task or such a record must cite the task than not. Else they wait for a matter they fit (round 19: a rent note citing the
         balance and the saved payee went to the energy bill, though it cited more of the rent
         notice: £960, HL-21840). Judged on what has come up and is visible alone (non-interference)."""
         w = self.world
         own = _claim_score(self.distinct, task.spec, text)
         rivals = [_claim_score(self.distinct, w.tasks[i].spec, text) for i in w.came_up if i != task.index]
-        said = "\n".join(_needles(task.spec))
-        cited = {n for _, needles in self.record_needles for n in needles if mentions(text, n)}
-        elsewhere = {n for n in cited if not mentions(said, n)}
-        if not (own >= CLAIM_SCORE and own > max([*rivals, CLAIM_SCORE * len(elsewhere)])):
+        own_needles = _needles(task.spec)
+        said = "\n".join(own_needles)
+        theirs = {n for rid, needles in self.record_needles if rid not in task.spec.evidence
+                  for n in needles if mentions(text, n) and not mentions(said, n)}  # what a record not its own holds
+        if not (own >= CLAIM_SCORE and own > max([*rivals, CLAIM_SCORE * len(theirs)])):
             return False
-        # sentence by sentence: more of those that cite something must cite the task than not
-        citing = [p for p in _sentences(text) if any(mentions(p, n) for n in cited)
+        # sentence by sentence: more of those that cite something must be the task's than not
+        citing = [p for p in _sentences(text) if any(mentions(p, n) for n in theirs)
                   or any(_claim_score(self.distinct, w.tasks[i].spec, p) for i in w.came_up)]
-        mine = sum(1 for p in citing if _claim_score(self.distinct, task.spec, p) or any(mentions(p, n) for n in _needles(task.spec)))
+        mine = sum(1 for p in citing if any(mentions(p, n) for n in own_needles))
         return mine > len(citing) - mine
 
     @property
@@ -698,9 +700,13 @@ class TextTools:
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
-            # work done before its matter comes up is not lost: with or without about, the request
-            # waits for a task that comes up with one of these actions and fits its arguments
-            # (``settle``); the user sees it only then and decides by the rule in force then
+            named = self.matter(about)
+            if named is not None and self._called_for(requested):  # another open matter's action: said
+                raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
+                                f"({', '.join(requested)}); name the matter it is for")
+            # work done before its matter comes up is not lost: with or without about, a request
+            # for an action no open matter calls for waits for a task that comes up with it and
+            # fits its arguments (``settle``); the user sees it only then, under the rule then
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
@@ -744,6 +750,10 @@ class TextTools:
         if self._named_run(task, about):  # the named matter's run, which the user decides
             others.add(RUN_TOOL)
         return sorted({r for r in requested if r not in own and r in others})
+
+    def _called_for(self, requested: tuple[str, ...]) -> bool:
+        """Does an open matter call for one of these actions now (not yet done)?"""
+        return any(t.spec.action and t.spec.action.tool in requested and not t.executed for t in self.open_tasks())
 
     def _named_run(self, task: TaskState, about: Any) -> bool:
         """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
