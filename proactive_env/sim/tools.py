@@ -694,14 +694,18 @@ class TextTools:
         tool_args = next((a["args"] for a in sorted(with_args, key=lambda a: a.get("tool") == RUN_TOOL)), {})
         about = args.get("about")
         w = self.world
-        task = self._action_task(requested, tool_args, about, message)
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
+        task = self._action_task(requested, tool_args, about, message, file=False)
+        if task is not None and acts and not self._for(task, tool_args, message) and not self._called_for(requested, tool_args):
+            task = None  # the named matter's action on other arguments: work for a matter still to come
+        if task is not None:
+            self.own_matter(task, message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
             named = self.matter(about)
-            if named is not None and self._called_for(requested):  # another open matter's action: said
+            if named is not None and self._called_for(requested, tool_args):  # an open matter's action: said
                 raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
                                 f"({', '.join(requested)}); name the matter it is for")
             # work done before its matter comes up is not lost: with or without about, a request
@@ -751,9 +755,16 @@ class TextTools:
             others.add(RUN_TOOL)
         return sorted({r for r in requested if r not in own and r in others})
 
-    def _called_for(self, requested: tuple[str, ...]) -> bool:
-        """Does an open matter call for one of these actions now (not yet done)?"""
-        return any(t.spec.action and t.spec.action.tool in requested and not t.executed for t in self.open_tasks())
+    def _called_for(self, requested: tuple[str, ...], args: dict) -> bool:
+        """Does an open matter call for one of these actions now (not yet done), on arguments
+        that fit the given ones?"""
+        return any(t.spec.action and t.spec.action.tool in requested and not t.executed
+                   and self._for(t, args, "") for t in self.open_tasks())
+
+    @staticmethod
+    def _for(task: TaskState, args: dict, words: str) -> bool:
+        """Is a request with these arguments one for the task's action (none given: it may be)?"""
+        return not args or task.spec.action is None or _fits(task, {"args": args, "text": words})
 
     def _named_run(self, task: TaskState, about: Any) -> bool:
         """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
@@ -763,7 +774,8 @@ class TextTools:
             t is not task and t.index in matter.tasks and self.world.needs_run_ok(t) and t.units_done < t.spec.work.units
             for t in self.open_tasks())
 
-    def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str) -> TaskState | None:
+    def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
+                     file: bool = True) -> TaskState | None:
         """The open task whose action is one of ``tools`` and not done: in the named matter if it
         has one, else any (best argument match). The action named is the more specific statement."""
         w = self.world
@@ -785,7 +797,8 @@ class TextTools:
             if best is not None and pool is acting and not mine and not _fits_args(best, args):
                 return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
-                self.own_matter(best, words or " ".join(tools))
+                if file:
+                    self.own_matter(best, words or " ".join(tools))
                 return best
         return None
 
