@@ -556,27 +556,58 @@ class TextTools:
         return w.store.view(rid).render()
 
     def _look_up(self, tool, args: dict) -> str:
-        """A read tool: records whose ``lookup`` field equals the first argument, else a text search."""
+        """A read tool: of the records it reads (``reads``; else every visible one), those that
+        match each argument named like a record field — the first argument on ``lookup`` where
+        declared — by value (a date as a date, an id as an id); a listed record without that
+        field matches where its text states the value. Free-text arguments then rank what is left
+        (``_best_matches``). An argument of a field that nothing matches finds nothing: never a
+        free-text guess (round 19: check_kiln by date returned the photo shoot and the clay
+        invoice). A tool that lists its records and is given nothing shows them all."""
         w = self.world
-        values = [v for k, v in args.items() if k != "about" and isinstance(v, (str, int, float)) and str(v).strip()]
-        if tool.lookup and values:
-            hits = w.store.lookup(tool.lookup, values[0])
-        else:
-            hits = self._best_matches(values)
+        given = {k: v for k, v in args.items() if k != "about" and isinstance(v, (str, int, float))
+                 and not isinstance(v, bool) and str(v).strip()}
+        source = [w.store.view(r) for r in (tool.reads or sorted(w.store.visible)) if r in w.store.visible]
+        fields = self._field_args(tool, given)
+        hits = [v for v in source if all(_field_matches(v, field, given[k], listed=bool(tool.reads))
+                                         for k, field in fields.items())]
+        free = [v for k, v in given.items() if k not in fields]
+        if free:
+            hits = self._best_matches(free, hits) if (fields or tool.reads) else self._best_matches(free)
+        elif not fields and not tool.reads:
+            hits = []
         for view in hits:
             w.read(view.id, self._evidence_task(view.id, args.get("about")))
         return "\n\n".join(f"{v.id}: {v.render()}" for v in hits) or "No matching records."
 
-    def _best_matches(self, values: list) -> list:
-        """A look-up by free words: the visible records that match the most of the call's words
-        (every argument counts, not the first text hit in id order), at most ``LOOKUP_HITS``."""
+    def _field_args(self, tool, given: dict) -> dict[str, str]:
+        """The given arguments that name a record field (argument -> field): the first one on
+        the tool's ``lookup`` field, any other where a record the tool reads has a field so named."""
+        first = next(iter(tool.params), None)
+        readable = [r for r in self.world.scenario.records if not tool.reads or r.id in tool.reads]
+        named = {k for r in readable for version in (r, *r.versions) for k in (version.fields or {})}
+        out = {}
+        for key in given:
+            if key == first and tool.lookup:
+                out[key] = tool.lookup
+            elif key in named:
+                out[key] = key
+        return out
+
+    def _best_matches(self, values: list, among: list | None = None) -> list:
+        """A look-up by free words: the visible records (or those of ``among`` where some match)
+        that match the most of the call's words (every argument counts, not the first text hit
+        in id order), at most ``LOOKUP_HITS``."""
         w = self.world
         terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
         if self._words[0] != w.store.changes:  # each visible record's words, as they read now
             views = [w.store.view(rid) for rid in sorted(w.store.visible)]
             self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
                 f"{v.title} {v.text} {' '.join(map(str, v.fields.values()))}")))) for v in views])
-        scored = [(score, view) for view, words in self._words[1] if (score := len(terms & words)) > 0]
+        allowed = None if among is None else {v.id for v in among}
+        scored = [(score, view) for view, words in self._words[1] if allowed is None or view.id in allowed
+                  if (score := len(terms & words)) > 0]
+        if among is not None and not scored:
+            return among[:LOOKUP_HITS]  # no free word tells them apart: what the fields found
         best = max((score for score, _ in scored), default=0)
         return [view for score, view in scored if score == best][:LOOKUP_HITS]
 
@@ -957,6 +988,17 @@ def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[in
 
     search(0, frozenset(), 0, {})
     return best[1]
+
+
+def _field_matches(view, field: str, value: Any, listed: bool) -> bool:
+    """Does a record's ``field`` (or an entry of it, if a list) hold ``value``, equal in meaning or
+    as the same words? A record the tool lists that has no such field matches where its text
+    states the value."""
+    got = view.fields.get(field)
+    if got is None:
+        return listed and mentions(f"{view.title}\n{view.text}", str(value))
+    return any(same_value(x, value) or " ".join(str(x).split()).lower() == " ".join(str(value).split()).lower()
+               for x in (got if isinstance(got, list) else [got]))
 
 
 def _sentences(text: str) -> list[str]:

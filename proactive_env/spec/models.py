@@ -211,6 +211,9 @@ class Tool(Spec):
     params: dict[str, ToolParam] = Field(default_factory=dict)
     creates: str | None = Field(None, description="Record kind an EXECUTE of this tool creates.")
     lookup: str | None = Field(None, description="Read tools: the record field the first parameter is matched on.")
+    reads: list[Identifier] = Field(default_factory=list, description=(
+        "Read tools: the records the tool reads (default: any visible record). An argument named like "
+        "a record field is matched on that field (a listed record without it: on its text)."))
 
 
 class PolicyChange(Spec):
