@@ -54,8 +54,11 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
         "description": "Reserve compute (a resource id) from a start time to run all the remaining work of a "
                        "matter there, e.g. overnight while the user sleeps. While the user is using it, your work "
                        "slows them down. Where the policy keeps launching jobs for the user's OK, this is that "
-                       "launch: ask first.",
+                       "launch: ask first. Until it starts, reserving again moves it and cancel withdraws it "
+                       "(as if never made).",
         "properties": {"what": _STR, "resource": _STR, "start": {**_STR, "description": "e.g. 'D2 01:00'"},
+                       "cancel": {"type": "boolean", "description": "true: withdraw your reservation for this "
+                                                                    "matter (before it starts)"},
                        **_ABOUT},
         "required": ["what", "resource", "start"]},
     "wait": {"description": "Take no further action now; wait for the next event.", "properties": {},
@@ -935,7 +938,8 @@ class TextTools:
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")
         w = self.world
-        start = parse_when(w.scenario, _required(args, "start"))
+        cancel = args.get("cancel") is True
+        start = w.now if cancel and args.get("start") is None else parse_when(w.scenario, _required(args, "start"))
         if resource not in w.resources:
             raise ToolError(f"allocate_resource: no resource {resource!r}; the briefing lists them")
         about = args.get("about")
@@ -945,22 +949,53 @@ class TextTools:
             w._record("allocate_failed", task=task.spec.id if task else None, resource=resource)
             raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource} (work "
                             f"that runs on no compute is done with notes); name the matter whose work it is with about")
+        held = w.reservation(task)
+        if cancel:
+            if held is None:
+                raise ToolError("allocate_resource: nothing to cancel — that matter has no reservation that has "
+                                "not started")
+            w.withdraw(task)
+            return f"Cancelled your reservation of {resource} {w.clock_text(held[0])}–{w.clock_text(held[1])}" \
+                   f"{self._linked(task, about)}: it counts as never made."
         duration = w.remaining_minutes(task)
-        if task.units_done >= task.spec.work.units or task.running:
+        if held is None and (task.units_done >= task.spec.work.units or task.running):
             raise ToolError("allocate_resource: that work is already done or running")
         if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
                             f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
-        if start > w.now and not w.schedule.resource_free(resource, start, start + duration):
-            # a clash the agent can see coming is refused, not announced and then kept
-            raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}, and "
-                            f"{self._use_during(resource, start, start + duration)}; reserve a time it is free")
+        begins = self._first_slot(task, resource, start, duration, held)
+        if begins != start and begins + duration > task.spec.deadline:
+            raise ToolError(f"allocate_resource: {resource} runs one job at a time and yours hold it until "
+                            f"{w.clock_text(begins)}; from then the work would not finish in time")
+        if (begins > w.now or begins != start) and not w.schedule.resource_free(resource, begins, begins + duration):
+            # a clash the agent can see coming (its own queued jobs included) is refused, not announced and then kept
+            queued = (f" (your own jobs hold {resource} until {w.clock_text(begins)}, so it would start then)"
+                      if begins != start else "")
+            raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}{queued}, "
+                            f"and {self._use_during(resource, begins, begins + duration)}; reserve a time it is free")
+        if held is not None:  # moved: the earlier reservation is withdrawn first
+            w.withdraw(task)
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
         self.own_matter(task, what)
-        return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
+        verb = "Moved your reservation: reserved" if held is not None else "Reserved"
+        return f"{verb} {resource} {w.clock_text(begins)}–{w.clock_text(begins + duration)}{self._linked(task, about)}."
+
+    def _first_slot(self, task: TaskState, resource: str, start: int, duration: int,
+                    held: tuple[int, int] | None) -> int:
+        """Where a reservation from ``start`` would begin: later if the resource's jobs (the
+        agent's own, beside the one it moves) fill it then."""
+        pool = self.world.pools[resource]
+        if held is None:
+            return pool.earliest(start, duration)
+        mine = next(r for r in pool.reservations if r[:2] == held and r[2] == self.world.owner)
+        pool.reservations.remove(mine)
+        try:
+            return pool.earliest(start, duration)
+        finally:
+            pool.reservations.append(mine)
 
 
 def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[int, TaskState]:
