@@ -367,8 +367,8 @@ class TextTools:
 
     @property
     def record_needles(self) -> list[tuple[str, list[str]]]:
-        """Per visible record, the field values that point at it: ids, codes, amounts and dates
-        (a value with a digit in it) found in no more than ``COMMON_IN`` visible records
+        """Per visible record, the field values that point at it (``_needle_value``: ids, codes,
+        amounts, dates, short names) found in no more than ``COMMON_IN`` visible records
         (recomputed when what is visible changes)."""
         w = self.world
         if self._record_needles[0] != w.store.changes:
