@@ -3,7 +3,8 @@
 ``probe_run`` plays one scenario–persona–seed on the text face's tools with a script that uses
 only what the agent sees: at every decision point it lists, reads every visible record with and
 without ``about``, reserves every resource for every record title, calls every domain tool and
-asks approval for every execute tool, with and without ``about``; on every record title it has not
+asks approval for every execute tool (with no arguments, and with the schema's examples), with and
+without ``about``; on every record title it has not
 used before it writes a note, a message and a postponement, with and without ``about`` (once:
 what is kept waits for a matter, and repeating it would only grow that list). It returns every observation with the minute it was made. Played once on the
 scenario and once on the scenario with one task removed, the observations before that task
@@ -111,3 +112,6 @@ def _probe(world: World, call, used: set[str]) -> None:
             if tool.depth == "execute":
                 call("request_approval", message=f"May I {tool.name.replace('_', ' ')}? ({subject})",
                      actions=[{"tool": tool.name, "args": {}}], about=about)
+                shown = {k: p.example for k, p in tool.params.items() if p.example is not None}  # the schema's examples
+                call("request_approval", message=f"May I {tool.name.replace('_', ' ')} like this?",
+                     actions=[{"tool": tool.name, "args": shown}], about=about)

@@ -1,6 +1,8 @@
 """Attribution (issue #20, blind-play round 18): a request or an action sent with ``about: <matter>``
 is filed under that matter (or a need no matter concerns yet that it brought up) or refused with
-a reason — never kept and later attributed elsewhere; an approval asked for one matter never
+a reason where another open matter calls for that action — never kept and later attributed to
+that one (a request for an action no open matter calls for now is kept for a task that comes up
+with it: tests/test_early_work.py); an approval asked for one matter never
 counts for another, and a kept request about one date never approves an action on another."""
 
 import json
@@ -40,7 +42,7 @@ def test_a_request_naming_one_matter_never_asks_for_another_matters_action(name,
             tools.settle()
             for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed]:
                 for matter in list(world.matters.values()):
-                    if task.index in matter.tasks:
+                    if task.index in matter.tasks or task.executed:  # (an earlier probe may have done it)
                         continue
                     owner = world.matter_of(task)
                     if owner is None:
@@ -72,20 +74,31 @@ def _advance_to(world, tools, minute):
         tools.settle()
 
 
-def test_a_request_about_m1_for_an_action_no_open_matter_calls_for_is_refused_not_kept():
-    """Round 18 (exam_prep / operator / 1003): a request sent with `about: m1` was "kept: it fits
-    no open matter" and filed later under another matter. Now it is refused, naming m1."""
+def test_a_request_about_m1_for_an_action_no_open_matter_calls_for_waits_for_the_task_it_fits():
+    """Round 18 (exam_prep / operator / 1003): a request sent with `about: m1` was kept and filed
+    later under another matter; round 18 refused it instead, and round 19 showed the refusal loses
+    a careful agent's early work. Now it is kept — said word for word as without about — and
+    counts for the task that comes up with that action and fits its arguments (the room
+    confirmation), never for another add_calendar_event."""
     world, tools = _exam_prep()
     _advance_to(world, tools, 9 * 60 + 1)
     first = next(iter(world.matters))
     call = {"message": "Shall I put the room confirmation in your calendar for Thursday?", "about": first,
             "actions": [{"tool": "add_calendar_event", "args": {
                 "title": "Confirm Calder room G14 (CLB-440917) in the app before 12:00", "date": "2026-05-14"}}]}
-    with pytest.raises(ToolError, match=rf"not sent — {first} calls for none of these actions now"):
-        tools.call("request_approval", call)
-    assert not tools.earlier
-    kept = tools.call("request_approval", {k: v for k, v in call.items() if k != "about"})  # without about: kept
-    assert kept.startswith("Request kept") and len(tools.earlier) == 1
+    kept = tools.call("request_approval", call)
+    assert kept == tools.call("request_approval", {k: v for k, v in call.items() if k != "about"})
+    assert kept.startswith("Request kept: it fits no open matter") and len(tools.earlier) == 2
+    confirmation, booking = world.by_id["t06_room_confirmation"], world.by_id["t03_room_booking"]
+    while not world.done and not confirmation.active:  # it comes up once the room is booked
+        world.advance()
+        tools.settle()
+        if booking.active and not booking.executed:
+            tools.call("book_study_room", {**booking.spec.action.args, "about": "t03_room_booking"})
+    tools.settle()
+    assert not tools.earlier and confirmation.presented
+    assert not any(t.presented for t in world.tasks if t is not confirmation and t.spec.action
+                   and t.spec.action.tool == "add_calendar_event")
 
 
 def test_a_kept_request_about_one_date_never_approves_an_action_on_another():

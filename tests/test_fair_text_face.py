@@ -329,18 +329,21 @@ ROUND8_ABLATION_NOTE = (
 def test_earlier_work_goes_to_the_task_whose_action_it_names_not_one_hanging_on_that_action():
     """Round 8: an ablation note written before anything came up went to Tomás's sweep (which
     came up first and shares GPUs, slots and 'Table' with it). Round 11: it then waited for the
-    ablation results check. Issue #20.1 (non-interference): a call never waits for a task still to
-    come; words that plainly point at a listed matter file it there, and the result says which, so
-    the agent can file its ablation work under the ablation once that comes up."""
+    ablation results check; later it was filed under the OOM matter, whose facts its "catch"
+    cites. Round 19 (#20 item 2): words without about go to a matter only where they fit it
+    better than anything else the agent can see — this note cites the ablation plan's
+    checkpoints, hours and slot far more than the OOM error — so it waits, and counts for the
+    ablation queue when that comes up (never the sweep or the results check)."""
     env = _env("experiments", "reviewer")
     world = env.world
     _step(env, "wait")
     written = world.now
-    result = _step(env, "write_note", text=ROUND8_ABLATION_NOTE)
-    filed = re.match(r"Noted under (m\d+)\.", result)
-    assert filed, result
-    noted = [e["task"] for e in world.log if e["type"] == "note" and e["t"] == written and e.get("task")]
-    assert noted and all(world.by_id[t].index in world.matters[filed[1]].tasks for t in noted)
+    assert "linked to no matter yet" in _step(env, "write_note", text=ROUND8_ABLATION_NOTE)
+    queue = world.by_id["t06_ablation_queue"]
+    while not queue.active:
+        _step(env, "wait")
+    noted = [e["task"] for e in world.log if e["type"] == "note" and e.get("written", e["t"]) == written]
+    assert noted == [None, "t06_ablation_queue"], noted
 
 
 def test_an_earlier_notes_work_counts_from_when_it_was_written():

@@ -193,10 +193,24 @@ class RunScorer:
     def feed(self, log: list[dict]) -> bool:
         """Read the entries not yet seen; True if any task or TA window closed."""
         closed = False
-        for entry in log[self._seen:]:
-            closed |= self._entry(entry)
+        for i in range(self._seen, len(log)):
+            if log[i]["type"] == "reservation_withdrawn":
+                closed |= self._as_never_made(log[:i + 1])
+            else:
+                closed |= self._entry(log[i])
         self._seen = len(log)
         return closed
+
+    def _as_never_made(self, log: list[dict]) -> bool:
+        """A reservation the agent withdrew before it started counts as never made (no compute
+        used, no postponement, no intrusion): the run so far is scored again without it, and
+        what that changes is paid as the change of a final share."""
+        withdrawn = {e["reservation"] for e in log if e["type"] == "reservation_withdrawn"}
+        kept = [e for e in log if e["type"] != "reservation_withdrawn" and e.get("reservation") not in withdrawn]
+        fresh = RunScorer(self.scenario, self.persona, self.weights, self.judges, self._tr_j_override, self._ta_override)
+        fresh.feed(kept)
+        self.__dict__.update(fresh.__dict__)
+        return True
 
     def _entry(self, e: dict) -> bool:
         kind, t = e["type"], e["t"]

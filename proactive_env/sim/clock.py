@@ -39,6 +39,19 @@ class EventQueue:
         minute, kind, _, payload = heapq.heappop(self._heap)
         return minute, _KINDS[kind], payload
 
+    def remove(self, items: list[tuple[int, "Q", int]]) -> None:
+        """Take queued items (minute, kind, payload) out again: what a withdrawn reservation released."""
+        gone = [(m, int(k), p) for m, k, p in items]
+        kept = []
+        for entry in self._heap:
+            key = (entry[0], entry[1], entry[3])
+            if key in gone:
+                gone.remove(key)
+            else:
+                kept.append(entry)
+        self._heap = kept
+        heapq.heapify(self._heap)
+
     def peek_minute(self) -> int | None:
         return self._heap[0][0] if self._heap else None
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.derive import names_problem, record_names
-from ..spec.meaning import mentions, normalise, same_list, same_value
+from ..spec.meaning import leaves, mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
 from .world import RUN_TOOL, Matter, TaskState, World, headline
 
@@ -55,8 +55,11 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
         "description": "Reserve compute (a resource id) from a start time to run all the remaining work of a "
                        "matter there, e.g. overnight while the user sleeps. While the user is using it, your work "
                        "slows them down. Where the policy keeps launching jobs for the user's OK, this is that "
-                       "launch: ask first.",
+                       "launch: ask first. Until it starts, reserving again moves it and cancel withdraws it "
+                       "(as if never made).",
         "properties": {"what": _STR, "resource": _STR, "start": {**_STR, "description": "e.g. 'D2 01:00'"},
+                       "cancel": {"type": "boolean", "description": "true: withdraw your reservation for this "
+                                                                    "matter (before it starts)"},
                        **_ABOUT},
         "required": ["what", "resource", "start"]},
     "wait": {"description": "Take no further action now; wait for the next event.", "properties": {},
@@ -284,6 +287,7 @@ class TextTools:
         self.earlier: list[dict] = []  # unlinked notes and messages, until a task they mention activates
         self._distinct: tuple[tuple[int, int], dict] = ((-1, -1), {})
         self._words: tuple[int, list] = (-1, [])
+        self._record_needles: tuple[int, list] = (-1, [])
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -329,15 +333,57 @@ class TextTools:
         the open task of a listed matter whose own facts the words carry; else None."""
         unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
-        if task is not None:
+        if task is not None and self._fits_best(task, text):
             if file:
                 self.own_matter(task, text)
             return task
-        if named:  # the agent said which matter it meant: never filed under another one
+        if named or task is not None:  # the agent named a matter, or the words fit another thing as well
             return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
                   and (s := _claim_score(self.distinct, t.spec, text)) >= RAISED_CLAIM]
-        return max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
+        best = max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
+        return best if best is not None and self._fits_best(best, text) else None
+
+    def _fits_best(self, task: TaskState, text: str) -> bool:
+        """Do words filed without ``about`` fit ``task`` — one of its own facts, or three of its
+        own title words (``CLAIM_SCORE``) — and better than anything else the agent can see:
+        every other task that has come up, open or over (on the facts and title words no other
+        shares), and what the visible records hold that the task does not (each id, code, amount,
+        date or name that the words cite, the task's facts do not, and a record other than its
+        evidence holds, counts as a fact of something else)? And more of the sentences that cite
+        a task or such a record must cite the task than not. Else they wait for a matter they fit (round 19: a rent note citing the
+        balance and the saved payee went to the energy bill, though it cited more of the rent
+        notice: £960, HL-21840). Judged on what has come up and is visible alone (non-interference)."""
+        w = self.world
+        own = _claim_score(self.distinct, task.spec, text)
+        rivals = [_claim_score(self.distinct, w.tasks[i].spec, text) for i in w.came_up if i != task.index]
+        own_needles = _needles(task.spec)
+        said = "\n".join(own_needles)
+        theirs = {n for rid, needles in self.record_needles if rid not in task.spec.evidence
+                  for n in needles if mentions(text, n) and not mentions(said, n)}  # what a record not its own holds
+        if not (own >= CLAIM_SCORE and own > max([*rivals, CLAIM_SCORE * len(theirs)])):
+            return False
+        # sentence by sentence: more of those that cite something must be the task's than not
+        citing = [p for p in _sentences(text) if any(mentions(p, n) for n in theirs)
+                  or any(_claim_score(self.distinct, w.tasks[i].spec, p) for i in w.came_up)]
+        mine = sum(1 for p in citing if any(mentions(p, n) for n in own_needles))
+        return mine > len(citing) - mine
+
+    @property
+    def record_needles(self) -> list[tuple[str, list[str]]]:
+        """Per visible record, the field values that point at it (``_needle_value``: ids, codes,
+        amounts, dates, short names) found in no more than ``COMMON_IN`` visible records
+        (recomputed when what is visible changes)."""
+        w = self.world
+        if self._record_needles[0] != w.store.changes:
+            views = [w.store.view(rid) for rid in sorted(w.store.visible)]
+            texts = [normalise(f"{v.title} {v.text} {json.dumps(v.fields, ensure_ascii=False)}") for v in views]
+            out = []
+            for view in views:
+                values = {_plain_value(x) for _, x in leaves(view.fields) if _needle_value(x)}
+                out.append((view.id, sorted(n for n in values if sum(mentions(t, n) for t in texts) <= COMMON_IN)))
+            self._record_needles = (w.store.changes, out)
+        return self._record_needles[1]
 
     @staticmethod
     def _best(tasks: list[TaskState], text: str, least: int = 1, latest: bool = False) -> TaskState | None:
@@ -517,27 +563,58 @@ class TextTools:
         return w.store.view(rid).render()
 
     def _look_up(self, tool, args: dict) -> str:
-        """A read tool: records whose ``lookup`` field equals the first argument, else a text search."""
+        """A read tool: of the records it reads (``reads``; else every visible one), those that
+        match each argument named like a record field — the first argument on ``lookup`` where
+        declared — by value (a date as a date, an id as an id); a listed record without that
+        field matches where its text states the value. Free-text arguments then rank what is left
+        (``_best_matches``). An argument of a field that nothing matches finds nothing: never a
+        free-text guess (round 19: check_kiln by date returned the photo shoot and the clay
+        invoice). A tool that lists its records and is given nothing shows them all."""
         w = self.world
-        values = [v for k, v in args.items() if k != "about" and isinstance(v, (str, int, float)) and str(v).strip()]
-        if tool.lookup and values:
-            hits = w.store.lookup(tool.lookup, values[0])
-        else:
-            hits = self._best_matches(values)
+        given = {k: v for k, v in args.items() if k != "about" and isinstance(v, (str, int, float))
+                 and not isinstance(v, bool) and str(v).strip()}
+        source = [w.store.view(r) for r in (tool.reads or sorted(w.store.visible)) if r in w.store.visible]
+        fields = self._field_args(tool, given)
+        hits = [v for v in source if all(_field_matches(v, field, given[k], listed=bool(tool.reads))
+                                         for k, field in fields.items())]
+        free = [v for k, v in given.items() if k not in fields]
+        if free:
+            hits = self._best_matches(free, hits) if (fields or tool.reads) else self._best_matches(free)
+        elif not fields and not tool.reads:
+            hits = []
         for view in hits:
             w.read(view.id, self._evidence_task(view.id, args.get("about")))
         return "\n\n".join(f"{v.id}: {v.render()}" for v in hits) or "No matching records."
 
-    def _best_matches(self, values: list) -> list:
-        """A look-up by free words: the visible records that match the most of the call's words
-        (every argument counts, not the first text hit in id order), at most ``LOOKUP_HITS``."""
+    def _field_args(self, tool, given: dict) -> dict[str, str]:
+        """The given arguments that name a record field (argument -> field): the first one on
+        the tool's ``lookup`` field, any other where a record the tool reads has a field so named."""
+        first = next(iter(tool.params), None)
+        readable = [r for r in self.world.scenario.records if not tool.reads or r.id in tool.reads]
+        named = {k for r in readable for version in (r, *r.versions) for k in (version.fields or {})}
+        out = {}
+        for key in given:
+            if key == first and tool.lookup:
+                out[key] = tool.lookup
+            elif key in named:
+                out[key] = key
+        return out
+
+    def _best_matches(self, values: list, among: list | None = None) -> list:
+        """A look-up by free words: the visible records (or those of ``among`` where some match)
+        that match the most of the call's words (every argument counts, not the first text hit
+        in id order), at most ``LOOKUP_HITS``."""
         w = self.world
         terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
         if self._words[0] != w.store.changes:  # each visible record's words, as they read now
             views = [w.store.view(rid) for rid in sorted(w.store.visible)]
             self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
                 f"{v.title} {v.text} {' '.join(map(str, v.fields.values()))}")))) for v in views])
-        scored = [(score, view) for view, words in self._words[1] if (score := len(terms & words)) > 0]
+        allowed = None if among is None else {v.id for v in among}
+        scored = [(score, view) for view, words in self._words[1] if allowed is None or view.id in allowed
+                  if (score := len(terms & words)) > 0]
+        if among is not None and not scored:
+            return among[:LOOKUP_HITS]  # no free word tells them apart: what the fields found
         best = max((score for score, _ in scored), default=0)
         return [view for score, view in scored if score == best][:LOOKUP_HITS]
 
@@ -655,17 +732,23 @@ class TextTools:
         tool_args = next((a["args"] for a in sorted(with_args, key=lambda a: a.get("tool") == RUN_TOOL)), {})
         about = args.get("about")
         w = self.world
-        task = self._action_task(requested, tool_args, about, message)
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
+        task = self._action_task(requested, tool_args, about, message, file=False)
+        if task is not None and acts and not self._for(task, tool_args, message) and not self._called_for(requested, tool_args):
+            task = None  # the named matter's action on other arguments: work for a matter still to come
+        if task is not None:
+            self.own_matter(task, message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
             named = self.matter(about)
-            if named is not None:  # filed under the matter it names, or refused: never kept for another
+            if named is not None and self._called_for(requested, tool_args):  # an open matter's action: said
                 raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
-                                f"({', '.join(requested)}); name the matter it is for, or leave out about to "
-                                f"keep it for a matter it fits")
+                                f"({', '.join(requested)}); name the matter it is for")
+            # work done before its matter comes up is not lost: with or without about, a request
+            # for an action no open matter calls for waits for a task that comes up with it and
+            # fits its arguments (``settle``); the user sees it only then, under the rule then
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args})
@@ -710,6 +793,17 @@ class TextTools:
             others.add(RUN_TOOL)
         return sorted({r for r in requested if r not in own and r in others})
 
+    def _called_for(self, requested: tuple[str, ...], args: dict) -> bool:
+        """Does an open matter call for one of these actions now (not yet done), on arguments
+        that fit the given ones?"""
+        return any(t.spec.action and t.spec.action.tool in requested and not t.executed
+                   and self._for(t, args, "") for t in self.open_tasks())
+
+    @staticmethod
+    def _for(task: TaskState, args: dict, words: str) -> bool:
+        """Is a request with these arguments one for the task's action (none given: it may be)?"""
+        return not args or task.spec.action is None or _fits(task, {"args": args, "text": words})
+
     def _named_run(self, task: TaskState, about: Any) -> bool:
         """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
         the allocate_resource it lists is that run, not something to drop."""
@@ -718,7 +812,8 @@ class TextTools:
             t is not task and t.index in matter.tasks and self.world.needs_run_ok(t) and t.units_done < t.spec.work.units
             for t in self.open_tasks())
 
-    def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str) -> TaskState | None:
+    def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
+                     file: bool = True) -> TaskState | None:
         """The open task whose action is one of ``tools`` and not done: in the named matter if it
         has one, else any (best argument match). The action named is the more specific statement."""
         w = self.world
@@ -740,7 +835,8 @@ class TextTools:
             if best is not None and pool is acting and not mine and not _fits_args(best, args):
                 return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
-                self.own_matter(best, words or " ".join(tools))
+                if file:
+                    self.own_matter(best, words or " ".join(tools))
                 return best
         return None
 
@@ -847,7 +943,8 @@ class TextTools:
     def _tool_allocate_resource(self, args: dict) -> str:
         what, resource = _required(args, "what"), _required(args, "resource")
         w = self.world
-        start = parse_when(w.scenario, _required(args, "start"))
+        cancel = args.get("cancel") is True
+        start = w.now if cancel and args.get("start") is None else parse_when(w.scenario, _required(args, "start"))
         if resource not in w.resources:
             raise ToolError(f"allocate_resource: no resource {resource!r}; the briefing lists them")
         about = args.get("about")
@@ -857,22 +954,53 @@ class TextTools:
             w._record("allocate_failed", task=task.spec.id if task else None, resource=resource)
             raise ToolError(f"allocate_resource: refused — no open work of that matter runs on {resource} (work "
                             f"that runs on no compute is done with notes); name the matter whose work it is with about")
+        held = w.reservation(task)
+        if cancel:
+            if held is None:
+                raise ToolError("allocate_resource: nothing to cancel — that matter has no reservation that has "
+                                "not started")
+            w.withdraw(task)
+            return f"Cancelled your reservation of {resource} {w.clock_text(held[0])}–{w.clock_text(held[1])}" \
+                   f"{self._linked(task, about)}: it counts as never made."
         duration = w.remaining_minutes(task)
-        if task.units_done >= task.spec.work.units or task.running:
+        if held is None and (task.units_done >= task.spec.work.units or task.running):
             raise ToolError("allocate_resource: that work is already done or running")
         if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
                             f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
-        if start > w.now and not w.schedule.resource_free(resource, start, start + duration):
-            # a clash the agent can see coming is refused, not announced and then kept
-            raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}, and "
-                            f"{self._use_during(resource, start, start + duration)}; reserve a time it is free")
+        begins = self._first_slot(task, resource, start, duration, held)
+        if begins != start and begins + duration > task.spec.deadline:
+            raise ToolError(f"allocate_resource: {resource} runs one job at a time and yours hold it until "
+                            f"{w.clock_text(begins)}; from then the work would not finish in time")
+        if (begins > w.now or begins != start) and not w.schedule.resource_free(resource, begins, begins + duration):
+            # a clash the agent can see coming (its own queued jobs included) is refused, not announced and then kept
+            queued = (f" (your own jobs hold {resource} until {w.clock_text(begins)}, so it would start then)"
+                      if begins != start else "")
+            raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}{queued}, "
+                            f"and {self._use_during(resource, begins, begins + duration)}; reserve a time it is free")
+        if held is not None:  # moved: the earlier reservation is withdrawn first
+            w.withdraw(task)
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
         self.own_matter(task, what)
-        return f"Reserved {resource} {w.clock_text(start)}–{w.clock_text(start + duration)}{self._linked(task, about)}."
+        verb = "Moved your reservation: reserved" if held is not None else "Reserved"
+        return f"{verb} {resource} {w.clock_text(begins)}–{w.clock_text(begins + duration)}{self._linked(task, about)}."
+
+    def _first_slot(self, task: TaskState, resource: str, start: int, duration: int,
+                    held: tuple[int, int] | None) -> int:
+        """Where a reservation from ``start`` would begin: later if the resource's jobs (the
+        agent's own, beside the one it moves) fill it then."""
+        pool = self.world.pools[resource]
+        if held is None:
+            return pool.earliest(start, duration)
+        mine = next(r for r in pool.reservations if r[:2] == held and r[2] == self.world.owner)
+        pool.reservations.remove(mine)
+        try:
+            return pool.earliest(start, duration)
+        finally:
+            pool.reservations.append(mine)
 
 
 def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[int, TaskState]:
@@ -900,6 +1028,39 @@ def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[in
 
     search(0, frozenset(), 0, {})
     return best[1]
+
+
+def _field_matches(view, field: str, value: Any, listed: bool) -> bool:
+    """Does a record's ``field`` (or an entry of it, if a list) hold ``value``, equal in meaning or
+    as the same words? A record the tool lists that has no such field matches where its text
+    states the value."""
+    got = view.fields.get(field)
+    if got is None:
+        return listed and mentions(f"{view.title}\n{view.text}", str(value))
+    return any(same_value(x, value) or " ".join(str(x).split()).lower() == " ".join(str(value).split()).lower()
+               for x in (got if isinstance(got, list) else [got]))
+
+
+def _sentences(text: str) -> list[str]:
+    return [p for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+
+
+def _needle_value(value: Any) -> bool:
+    """Is a record's field value one that points at the record: a number, a string of at least
+    three characters with a digit in it (an id, a code, an amount, a date), or a name or phrase
+    of two to four words ("Harbour Lettings", "quad sets")?"""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if not isinstance(value, str):
+        return False
+    words = value.split()
+    return (len(value.strip()) >= 3 and any(c.isdigit() for c in value)) or 2 <= len(words) <= 4
+
+
+def _plain_value(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value).strip()
 
 
 def _json_without_about(args: dict) -> str:

@@ -138,6 +138,10 @@ class World:
         self._reached: set[tuple[str, str]] = set()
         self._pending_request: dict[int, tuple[str, ...]] = {}
         self._wake_notes: list[str] = []
+        self._reserved: dict[int, tuple[int, int, int, bool, bool]] = {}  # task → (start, end, id, sleep_work before, started by it)
+        self._released: dict[tuple[str, str], tuple[list, list]] = {}  # state reached → (what waited, what it queued)
+        self._void: set[tuple[int, int]] = set()  # (task, end) of withdrawn reservations: their finish never comes
+        self._starting = False  # does the allocation being made start its task?
         self._pending_units: dict[int, int] = {}
         # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up), the
         # tasks each event triggers and the user's requests, by trigger (asked at every event)
@@ -387,7 +391,9 @@ class World:
             return
         self._reached.add(key)
         done = self.store.done_args.get(task.spec.id)
-        for kind, index in self._waiting.pop(key, []):
+        waiting = self._waiting.pop(key, [])
+        self._released[key] = (waiting, [])
+        for kind, index in waiting:
             if kind == "record":
                 rec = self.scenario.records[index]
                 when, at, entry = rec.when, rec.appears or 0, index
@@ -402,6 +408,7 @@ class World:
                 continue
             kind_q = Q.EVENT if kind == "event" else Q.RECORD
             self._queue.push(max(at, self.now + when.after), kind_q, entry)
+            self._released[key][1].append((max(at, self.now + when.after), kind_q, entry))
 
     def _close(self, task: TaskState) -> None:
         if task.closed:
@@ -549,6 +556,10 @@ class World:
             start = self.pools[resource].earliest(start, minutes)
             self.pools[resource].reserve(start, start + minutes, self.owner)
         end = start + minutes
+        reservation = {}
+        if allocated:  # the agent's reservation: it may withdraw or move it until it starts
+            self._reserved[task.index] = (start, end, len(self.log), task.sleep_work, self._starting)
+            reservation = {"reservation": len(self.log)}
         sleep = self.schedule.sleep.contains(start) and self.schedule.sleep.contains(end - 1)
         task.running, task.allocated = True, allocated
         self.dirty.add(task.index)
@@ -557,19 +568,23 @@ class World:
         if queue_done:  # (else the caller finishes it at once: it ended before now)
             self._queue.push(end, Q.WORK_DONE, task.index)
         self._record("work", task=task.spec.id, resource=resource, start=start, end=end, units=units,
-                     allocated=allocated, sleep_time=sleep)
+                     allocated=allocated, sleep_time=sleep, **reservation)
         if resource is not None and self.schedule.resource_busy[resource].overlaps(start, end):
-            self._intrude(task, resource, start, end)
+            self._intrude(task, resource, start, end, reservation)
 
-    def _intrude(self, task: TaskState, resource: str, start: int, end: int) -> None:
+    def _intrude(self, task: TaskState, resource: str, start: int, end: int, reservation: dict) -> None:
         """The agent's job runs over the user's own use: the user's work slows and they say so."""
         task.competed = True
         self.feedback.append(FeedbackEvent("complaint", self.now, task.spec.category))
         self._say(f"{self.scenario.user.name}: {self.resources[resource].complaint}")
-        self._record("intrusion", task=task.spec.id, resource=resource, start=start, end=end)
+        self._record("intrusion", task=task.spec.id, resource=resource, start=start, end=end, **reservation)
         self._react(task, aligned=False, over=True, cause="intrusion")
 
     def _on_work_done(self, task: TaskState) -> bool:
+        if (task.index, self.now) in self._void:  # a withdrawn reservation's finish
+            self._void.discard((task.index, self.now))
+            return False
+        self._reserved.pop(task.index, None)
         units = self._pending_units.pop(task.index, 0)
         if task.closed or not task.running:
             return False
@@ -696,10 +711,38 @@ class World:
         False if the run needs the user's OK first (refused)."""
         if not self.may_run(task):
             return False
+        self._starting = (task.spec.id, "started") not in self._reached
         task.started = True
         self._reach(task, "started")
         units = task.spec.work.units - task.units_done
         self._launch(task, start, task.spec.work.minutes * units, units, allocated=True)
+        return True
+
+    def reservation(self, task: TaskState) -> tuple[int, int] | None:
+        """The agent's reservation for the task's run that has not started yet: (start, end)."""
+        held = self._reserved.get(task.index)
+        return held[:2] if held is not None and held[0] > self.now else None
+
+    def withdraw(self, task: TaskState) -> bool:
+        """Withdraw the task's reservation before it starts (False: none, or it has started). The
+        scorer counts it as never made (``reservation_withdrawn``): no compute used, no postponement."""
+        if self.reservation(task) is None:
+            return False
+        start, end, rid, task.sleep_work, starting = self._reserved.pop(task.index)
+        if starting:  # it had started the task: what waited for that waits again
+            key = (task.spec.id, "started")
+            self._reached.discard(key)
+            waiting, queued = self._released.pop(key)
+            self._queue.remove(queued)
+            self._waiting[key] = waiting
+            task.started = False
+        pool = self.pools[task.spec.work.resource]
+        pool.reservations.remove(next(r for r in pool.reservations if r[:2] == (start, end) and r[2] == self.owner))
+        self._pending_units.pop(task.index, None)
+        self._void.add((task.index, end))
+        task.running = task.allocated = False
+        self.dirty.add(task.index)
+        self._record("reservation_withdrawn", task=task.spec.id, reservation=rid)
         return True
 
     def asks_for_run(self, task: TaskState) -> bool:

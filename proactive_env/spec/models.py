@@ -215,6 +215,9 @@ class Tool(Spec):
         "Execute tools whose action runs later: the parameters that say when it begins (one ISO date-time, "
         "or a date and an HH:MM time; omitted, it begins now). The scorer reads an executed action's start "
         "like an allocation's: after a clash, a postponement of it; inside, its run."))
+    reads: list[Identifier] = Field(default_factory=list, description=(
+        "Read tools: the records the tool reads (default: any visible record). An argument named like "
+        "a record field is matched on that field (a listed record without it: on its text)."))
 
 
 class PolicyChange(Spec):

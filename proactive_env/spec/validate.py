@@ -191,6 +191,9 @@ def _references(s: Scenario) -> Iterator[Problem]:
             where = f"{path}.constraints.must_not_include[{j}].refuted_by"
             yield from ref(where, claim.refuted_by, records, "records")
             yield from _in_evidence(where, claim.refuted_by, evidence, records)
+    for i, tool in enumerate(s.tools):
+        for j, rec in enumerate(tool.reads):
+            yield from ref(f"tools[{i}].reads[{j}]", rec, records, "records")
     for i, d in enumerate(s.ta_decisions):
         if d.shares != "user_time":
             yield from ref(f"ta_decisions[{i}].shares", d.shares, resources, "resources (or 'user_time')")
