@@ -288,6 +288,7 @@ class TextTools:
         self._distinct: tuple[tuple[int, int], dict] = ((-1, -1), {})
         self._words: tuple[int, list] = (-1, [])
         self._record_needles: tuple[int, list] = (-1, [])
+        self.names = record_names(world.scenario)  # what record titles name: compared as those names
 
     # ------------------------------------------------------------------ attribution
     def open_tasks(self) -> list[TaskState]:
@@ -448,8 +449,8 @@ class TextTools:
                 continue
             since = [t for t in self.open_tasks() if t.trigger > item["t"]]  # open when it was made: it had its chance
             if item["kind"] == "request":
-                scored = [(-_mismatch(t, item.get("args") or {}), t) for t in since if t.spec.action
-                          and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item)]
+                scored = [(-_mismatch(t, item.get("args") or {}, self.names), t) for t in since if t.spec.action
+                          and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item, self.names)]
             else:
                 scored = self._claims(item, since)
             if scored:
@@ -799,10 +800,9 @@ class TextTools:
         return any(t.spec.action and t.spec.action.tool in requested and not t.executed
                    and self._for(t, args, "") for t in self.open_tasks())
 
-    @staticmethod
-    def _for(task: TaskState, args: dict, words: str) -> bool:
+    def _for(self, task: TaskState, args: dict, words: str) -> bool:
         """Is a request with these arguments one for the task's action (none given: it may be)?"""
-        return not args or task.spec.action is None or _fits(task, {"args": args, "text": words})
+        return not args or task.spec.action is None or _fits(task, {"args": args, "text": words}, self.names)
 
     def _named_run(self, task: TaskState, about: Any) -> bool:
         """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
@@ -829,10 +829,10 @@ class TextTools:
         if matter is not None and not mine:
             # a call naming a matter is that matter's, or a need no matter concerns yet that it
             # brought up (its arguments are that need's): never another matter's work
-            acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args)]
+            acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args, self.names)]
         for pool in (mine, acting):
-            best = max(pool, key=lambda t: (-_mismatch(t, args), -t.spec.deadline, -t.index), default=None)
-            if best is not None and pool is acting and not mine and not _fits_args(best, args):
+            best = max(pool, key=lambda t: (-_mismatch(t, args, self.names), -t.spec.deadline, -t.index), default=None)
+            if best is not None and pool is acting and not mine and not _fits_args(best, args, self.names):
                 return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
                 if file:
@@ -860,8 +860,7 @@ class TextTools:
         if task.executed:
             raise ToolError(f"{name}: already done for this matter")
         action = task.spec.action
-        problem = (args_problem(action.args, call_args, action.free_text, w.tools[name].params,
-                                record_names(w.scenario)) or names_problem(w.scenario, task.spec, call_args))
+        problem = (args_problem(action.args, call_args, action.free_text, w.tools[name].params, self.names) or names_problem(w.scenario, task.spec, call_args))
         reason = w.execute(task, call_args, problem)
         if reason == "unauthorised":
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")
@@ -1067,7 +1066,7 @@ def _json_without_about(args: dict) -> str:
     return json.dumps({k: v for k, v in args.items() if k != "about"}, ensure_ascii=False)
 
 
-def _fits(task: TaskState, item: dict) -> bool:
+def _fits(task: TaskState, item: dict, names: frozenset[str] = frozenset()) -> bool:
     """Does a kept request fit the task's action: every compared argument it names matches and it
     names most of them, or (none given) its words mention the task? A request about one date is
     never the approval of an action on another."""
@@ -1075,24 +1074,24 @@ def _fits(task: TaskState, item: dict) -> bool:
     given = item.get("args") or {}
     compared = [k for k in action.args if k not in action.free_text]
     if given and compared:
-        missing, wrong = _off(action.args, given, action.free_text)
+        missing, wrong = _off(action.args, given, action.free_text, names=names)
         return not wrong and 2 * len([k for k in missing if k in compared]) < len(compared)
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
 
 
-def _fits_args(task: TaskState, args: dict) -> bool:
+def _fits_args(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
     """Are the arguments a call names, without 'about', the task's action's own (or does it name
     none)? Judged on the open task alone, never against what is still to come: arguments that
     differ are another matter's (named with 'about', the call gets the task and its problem)."""
-    return not args or task.spec.action is None or _mismatch(task, args) == 0
+    return not args or task.spec.action is None or _mismatch(task, args, names) == 0
 
 
-def _mismatch(task: TaskState, args: dict) -> int:
+def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:
     """How many of the task's action arguments ``args`` misses or gets wrong."""
     action = task.spec.action
     if action is None:  # a request for the task's run: nothing to match
         return 0
-    missing, wrong = _off(action.args, args or {}, action.free_text)
+    missing, wrong = _off(action.args, args or {}, action.free_text, names=names)
     return len(missing) or len(wrong)
 
 
