@@ -8,7 +8,7 @@ from .timeline import format_at, parse_at
 from .validate import MAX_CATEGORIES, MAX_TASKS, reachable_states, rules_of, trigger_minute
 
 # Version of the shipped scenario suite; results and trajectories record it (docs/suite-changelog.md).
-SUITE_VERSION = "0.6.0"
+SUITE_VERSION = "0.7.0"
 
 __all__ = [
     "SUITE_VERSION", "PERSONAS", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
