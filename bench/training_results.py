@@ -48,6 +48,7 @@ class TrainingRun:
 
 
 SLOT_CHECKPOINT = "runs/monitor-slots/checkpoints/maskable-ppo_{}_steps.zip"  # SB3's CheckpointCallback names
+STRUCTURED_ADVERSARIES = ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only")
 RUNS: dict[str, TrainingRun] = {
     "rllib-monitor": TrainingRun(
         "RLlib PPO with the slot module on Monitor, 20k steps",
@@ -60,23 +61,23 @@ RUNS: dict[str, TrainingRun] = {
         {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (20k steps)", "policy-follower": "policy-follower",
          "oracle": "oracle"}),
     "maskable-ppo-monitor": TrainingRun(
-        "MaskablePPO on Monitor, slot policy and mlp, 100k steps",
-        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --env-kwargs "
-          "'{\"reward_shaping\": true}' --timesteps 100000 --eval-freq 25000 --eval-episodes 3 --n-envs 2 "
-          "--checkpoint-freq 25000 --out runs/monitor-slots", "runs/monitor-slots/model.zip"),
-         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --env-kwargs "
-          "'{\"reward_shaping\": true}' --timesteps 100000 --eval-freq 25000 --eval-episodes 3 --n-envs 2 "
-          "--out runs/monitor-mlp", "runs/monitor-mlp/model.zip"),
+        "MaskablePPO on Monitor, slot policy and mlp, 1M steps",
+        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 1000000 "
+          "--eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 --out runs/monitor-slots",
+          "runs/monitor-slots/model.zip"),
+         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 1000000 "
+          "--eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 --out runs/monitor-mlp",
+          "runs/monitor-mlp/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/monitor-slots/model.zip,"
-          f"sb3:{SLOT_CHECKPOINT.format(50000)},sb3:{SLOT_CHECKPOINT.format(25000)},sb3:runs/monitor-mlp/model.zip,"
-          "defer-everything,policy-follower,random,oracle --scenarios monitor --seed 1000 --seeds 10 "
-          "--out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
+          f"sb3:{SLOT_CHECKPOINT.format(500000)},sb3:{SLOT_CHECKPOINT.format(200000)},sb3:runs/monitor-mlp/model.zip,"
+          f"{','.join(STRUCTURED_ADVERSARIES)},policy-follower,random,oracle --scenarios monitor --seed 1000 "
+          "--seeds 10 --out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
         "runs/monitor-slots/eval-unseen", ("runs/monitor-slots", "runs/monitor-mlp"),
-        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 100k steps",
-         f"sb3:{SLOT_CHECKPOINT.format(50000)}": "MaskablePPO, slot policy, its 50k-step checkpoint",
-         f"sb3:{SLOT_CHECKPOINT.format(25000)}": "MaskablePPO, slot policy, its 25k-step checkpoint",
-         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 100k steps",
-         "defer-everything": "defer-everything (the best structured adversary here)",
+        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 1M steps",
+         f"sb3:{SLOT_CHECKPOINT.format(500000)}": "MaskablePPO, slot policy, its 500k-step checkpoint",
+         f"sb3:{SLOT_CHECKPOINT.format(200000)}": "MaskablePPO, slot policy, its 200k-step checkpoint",
+         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 1M steps",
+         **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
         "MaskablePPO on nine scenarios, Monitor held out, 100k steps",
