@@ -80,12 +80,12 @@ RUNS: dict[str, TrainingRun] = {
          **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
-        "MaskablePPO on nine scenarios, Monitor held out, 100k steps",
+        "MaskablePPO on nine scenarios, Monitor held out, 1M steps",
         (("proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 --env-kwargs '{\"exclude\": \"monitor\"}' "
-          "--eval-scenarios monitor --timesteps 100000 --eval-freq 50000 --eval-episodes 2 "
+          "--eval-scenarios monitor --timesteps 1000000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
           "--out runs/suite-holdout-monitor", "runs/suite-holdout-monitor/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/suite-holdout-monitor/model.zip,policy-follower,oracle "
-          "--scenarios all --seed 1000 --seeds 3 --out runs/suite-holdout-monitor/eval-unseen",
+          "--scenarios all --seed 1000 --seeds 10 --out runs/suite-holdout-monitor/eval-unseen",
           "runs/suite-holdout-monitor/eval-unseen/results.json")),
         "runs/suite-holdout-monitor/eval-unseen", ("runs/suite-holdout-monitor",),
         {"sb3:runs/suite-holdout-monitor/model.zip": "MaskablePPO", "policy-follower": "policy-follower",
@@ -128,6 +128,30 @@ def _read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def decoy_summary(eval_dir: Path) -> dict[str, dict]:
+    """Per agent (its eval label), from the eval folder's trajectories: how many of the scenarios'
+    decoy pairs (two tasks open together that compete for nothing, built to tempt a needless
+    postponement) it played and failed (a task of the pair postponed inside the pair's window),
+    and its needless postponements per run. An agent that wins TA by postponing everything
+    (an adversary family in disguise) fails them."""
+    from proactive_env.spec import load_scenario
+
+    pairs: dict[str, int] = {}
+    out: dict[str, dict] = {}
+    for path in sorted((eval_dir / "trajectories").glob("*/*.json")):
+        trajectory = json.loads(path.read_text(encoding="utf-8"))
+        scores, scenario = trajectory["scores"], trajectory["scenario"]
+        if scenario not in pairs:
+            pairs[scenario] = len(load_scenario(scenario).decoys)
+        agent = out.setdefault(trajectory["agent"], {"runs": 0, "decoy_pairs": 0, "decoys_failed": 0,
+                                                     "needless_postponements": 0})
+        agent["runs"] += 1
+        agent["decoy_pairs"] += pairs[scenario]
+        agent["decoys_failed"] += len(scores["decoys_failed"])
+        agent["needless_postponements"] += len(scores["needless_postponements"])
+    return out
+
+
 def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> dict:
     """The result file of ``run``, read from its eval folder (and its training folders)."""
     from proactive_env.scoring.results import load_results
@@ -147,7 +171,7 @@ def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> 
         "held_out": run.held_out,
         "eval_dir": run.eval_dir, "eval_commands": manifest.get("commands", []), "training": training,
         "timings": timings, "written": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "written_on": _machine(), "rows": results["rows"],
+        "written_on": _machine(), "rows": results["rows"], "decoys": decoy_summary(eval_dir),
     }
 
 

@@ -77,11 +77,17 @@ def test_a_training_result_file_is_its_eval_folder(tmp_path, monkeypatch):
     bench = _load("training_results", ROOT / "bench" / "training_results.py")
     script = _script()
     eval_dir = tmp_path / "eval"
-    evaluate(plan(["oracle", "noop"], ["monitor"], ["planner", "operator"], range(1000, 1002)), eval_dir, make_agent)
+    evaluate(plan(["oracle", "noop", "defer-everything"], ["monitor"], ["planner", "operator"], range(1000, 1002)),
+             eval_dir, make_agent)
     run = bench.TrainingRun("a test run", (("proactivity-gym eval ...", str(eval_dir / "results.json")),),
                             str(eval_dir), (), {"noop": "doing nothing", "oracle": "the oracle"})
     document = bench.result_document("test-run", run, None)
     assert document["format"] == bench.FORMAT and document["timings"] is None and document["rows"]
+    # Monitor has two decoy pairs: deferring everything fails both in every run, the oracle none.
+    deferrer = document["decoys"]["defer-everything"]
+    assert (deferrer["runs"], deferrer["decoy_pairs"], deferrer["decoys_failed"]) == (4, 8, 8)
+    assert deferrer["needless_postponements"] >= 8
+    assert document["decoys"]["oracle"]["decoys_failed"] == document["decoys"]["oracle"]["needless_postponements"] == 0
     monkeypatch.setattr(bench, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(script, "RESULTS", tmp_path / "results")
     bench.write_result("test-run", document)
