@@ -61,28 +61,28 @@ RUNS: dict[str, TrainingRun] = {
         {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (20k steps)", "policy-follower": "policy-follower",
          "oracle": "oracle"}),
     "maskable-ppo-monitor": TrainingRun(
-        "MaskablePPO on Monitor, slot policy and mlp, 1M steps",
-        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 1000000 "
-          "--eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 --out runs/monitor-slots",
+        "MaskablePPO on Monitor, slot policy and mlp, 400k steps",
+        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 400000 "
+          "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-slots",
           "runs/monitor-slots/model.zip"),
-         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 1000000 "
-          "--eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 --out runs/monitor-mlp",
+         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 400000 "
+          "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-mlp",
           "runs/monitor-mlp/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/monitor-slots/model.zip,"
-          f"sb3:{SLOT_CHECKPOINT.format(500000)},sb3:{SLOT_CHECKPOINT.format(200000)},sb3:runs/monitor-mlp/model.zip,"
+          f"sb3:{SLOT_CHECKPOINT.format(200000)},sb3:{SLOT_CHECKPOINT.format(100000)},sb3:runs/monitor-mlp/model.zip,"
           f"{','.join(STRUCTURED_ADVERSARIES)},policy-follower,random,oracle --scenarios monitor --seed 1000 "
           "--seeds 10 --out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
         "runs/monitor-slots/eval-unseen", ("runs/monitor-slots", "runs/monitor-mlp"),
-        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 1M steps",
-         f"sb3:{SLOT_CHECKPOINT.format(500000)}": "MaskablePPO, slot policy, its 500k-step checkpoint",
+        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 400k steps",
          f"sb3:{SLOT_CHECKPOINT.format(200000)}": "MaskablePPO, slot policy, its 200k-step checkpoint",
-         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 1M steps",
+         f"sb3:{SLOT_CHECKPOINT.format(100000)}": "MaskablePPO, slot policy, its 100k-step checkpoint",
+         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 400k steps",
          **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
-        "MaskablePPO on nine scenarios, Monitor held out, 1M steps",
+        "MaskablePPO on nine scenarios, Monitor held out, 600k steps",
         (("proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 --env-kwargs '{\"exclude\": \"monitor\"}' "
-          "--eval-scenarios monitor --timesteps 1000000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
+          "--eval-scenarios monitor --timesteps 600000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
           "--out runs/suite-holdout-monitor", "runs/suite-holdout-monitor/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/suite-holdout-monitor/model.zip,policy-follower,oracle "
           "--scenarios all --seed 1000 --seeds 10 --out runs/suite-holdout-monitor/eval-unseen",
