@@ -12,6 +12,7 @@ import inspect
 import json
 import os
 import textwrap
+import time
 import typing
 from pathlib import Path
 
@@ -287,6 +288,7 @@ class ScoreEvalCallback(BaseCallback):
         self.out = Path(args.out)
         self.scenarios = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
         self.best = -np.inf
+        self.started = time.perf_counter()
         self.rows: list[dict] = []
         self.references: dict = {}
 
@@ -296,6 +298,7 @@ class ScoreEvalCallback(BaseCallback):
         return True
 
     def _on_training_start(self) -> None:
+        self.started = time.perf_counter()
         self.references = reference_scores(self.scenarios, self.args.eval_episodes, self.first_seed,
                                            self.args.reference_bc)
         (self.out / "reference.json").write_text(json.dumps(self.references, indent=1))
@@ -318,6 +321,7 @@ class ScoreEvalCallback(BaseCallback):
             for metric, value in scores.items():
                 self.logger.record(f"eval/{group}/{metric}", value)
                 row[f"{group}/{metric}"] = value
+        row["wall_s"] = round(time.perf_counter() - self.started, 1)  # since training began, evaluations included
         self.rows.append(row)
         self._write_csv()
         if result["overall"]["J"] > self.best:

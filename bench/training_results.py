@@ -61,11 +61,11 @@ RUNS: dict[str, TrainingRun] = {
         {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (20k steps)", "policy-follower": "policy-follower",
          "oracle": "oracle"}),
     "maskable-ppo-monitor": TrainingRun(
-        "MaskablePPO on Monitor, slot policy and mlp, 400k steps",
-        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 400000 "
+        "MaskablePPO on Monitor, slot policy and mlp, 300k steps",
+        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 300000 "
           "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-slots",
           "runs/monitor-slots/model.zip"),
-         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 400000 "
+         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 300000 "
           "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-mlp",
           "runs/monitor-mlp/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/monitor-slots/model.zip,"
@@ -73,10 +73,10 @@ RUNS: dict[str, TrainingRun] = {
           f"{','.join(STRUCTURED_ADVERSARIES)},policy-follower,random,oracle --scenarios monitor --seed 1000 "
           "--seeds 10 --out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
         "runs/monitor-slots/eval-unseen", ("runs/monitor-slots", "runs/monitor-mlp"),
-        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 400k steps",
+        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 300k steps",
          f"sb3:{SLOT_CHECKPOINT.format(200000)}": "MaskablePPO, slot policy, its 200k-step checkpoint",
          f"sb3:{SLOT_CHECKPOINT.format(100000)}": "MaskablePPO, slot policy, its 100k-step checkpoint",
-         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 400k steps",
+         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 300k steps",
          **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
@@ -124,6 +124,18 @@ def run_commands(run: TrainingRun) -> list[dict]:
     return timings
 
 
+def _curve(path: Path) -> list[dict]:
+    """The trainer's evaluations (validation seeds): steps, wall seconds since training began
+    (where the trainer recorded them) and the mean J."""
+    import csv
+
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [{"timesteps": int(float(r["timesteps"])), "wall_s": float(r["wall_s"]) if r.get("wall_s") else None,
+                 "J": round(float(r["overall/J"]), 4)} for r in csv.DictReader(fh)]
+
+
 def _read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
@@ -165,6 +177,7 @@ def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> 
         agent = _read_json(ROOT / folder / "agent.json") or _read_json(ROOT / folder / "bc.json")
         if agent is not None:
             training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps") if k in agent}
+            training[folder]["curve"] = _curve(ROOT / folder / "eval.csv")
     return {
         "format": FORMAT, "name": name, "title": run.title, "suite_version": results["suite_version"],
         "suite_version_now": SUITE_VERSION, "commands": [c for c, _ in run.commands], "labels": run.labels,
