@@ -354,7 +354,9 @@ def save_config(args, algo: str, observation: str, policy: str = "mlp") -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     config = {"algo": algo, "observation": observation, "policy": policy, "args": dataclasses.asdict(args)}
-    (out / CONFIG).write_text(json.dumps(config, indent=1))
+    (out / "checkpoints").mkdir(exist_ok=True)
+    for folder in (out, out / "checkpoints"):  # a checkpoint loads as `sb3:` like the final model
+        (folder / CONFIG).write_text(json.dumps(config, indent=1))
 
 
 def reference_scores(scenarios: list[str], episodes: int, first_seed: int, bc: str = "") -> dict:

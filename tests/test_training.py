@@ -43,6 +43,8 @@ def test_maskable_ppo_in_subprocesses(tmp_path):
     path = train_maskable_ppo.train(args)
     check_outputs(out, path)
     evaluate_saved(path, tmp_path)
+    checkpoint = sorted((out / "checkpoints").glob("*.zip"))[0]  # plays as `sb3:` like the final model
+    evaluate_saved(checkpoint, tmp_path / "checkpoint")
 
 
 def test_the_default_envs_step_in_one_process_with_the_shaping_on():
