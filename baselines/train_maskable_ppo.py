@@ -27,8 +27,9 @@ class Args(PPOArgs):
     """slots: one encoder shared by the task slots, attention across them, a logit per (slot, verb)
     (baselines/slot_policy.py); mlp: SB3's MultiInputPolicy over the concatenated parts (--net-arch)"""
     d_model: int = 32
-    """slot policy: width of the slot embeddings (32 and one attention layer: 25k parameters, 4x
-    faster per step than SlotPolicyConfig's 64 and two, and enough for this task)"""
+    """slot policy: width of the slot embeddings (32 and one attention layer: 25k parameters,
+    2.6x the training steps/s of SlotPolicyConfig's 64 and two with 16 envs, and J 0.86 on
+    Monitor's test seeds at 300k steps)"""
     n_layers: int = 1
     """slot policy: self-attention layers across slots"""
     ff_dim: int = 64

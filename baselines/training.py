@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import inspect
 import json
-import os
 import textwrap
 import time
 import typing
