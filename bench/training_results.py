@@ -80,9 +80,9 @@ RUNS: dict[str, TrainingRun] = {
          **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
-        "MaskablePPO on nine scenarios, Monitor held out, 300k steps",
+        "MaskablePPO on nine scenarios, Monitor held out, 1M steps",
         (("proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 --env-kwargs '{\"exclude\": \"monitor\"}' "
-          "--eval-scenarios monitor --timesteps 300000 --eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 "
+          "--eval-scenarios monitor --timesteps 1000000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
           "--out runs/suite-holdout-monitor", "runs/suite-holdout-monitor/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/suite-holdout-monitor/model.zip,policy-follower,oracle "
           "--scenarios monitor --seed 1000 --seeds 10 --out runs/suite-holdout-monitor/eval-unseen",
