@@ -19,6 +19,8 @@ ALGO = "dqn"
 class Args(CommonArgs):
     """DQN: the common training arguments and DQN's hyperparameters."""
 
+    n_envs: int = 1
+    """parallel envs (DQN: one; its train_freq and learning_starts count vector steps)"""
     learning_rate: float = 1e-4
     """Adam learning rate"""
     buffer_size: int = 100_000

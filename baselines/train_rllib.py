@@ -37,6 +37,10 @@ class Args(CommonArgs):
     """output folder: policy/, best_policy/, checkpoint/, checkpoints/, agent.json, eval.csv, learning_curve.png, tb/"""
     n_envs: int = 1
     """envs per env runner (stepped as one vector in that process)"""
+    vec_env: str = "dummy"
+    """(not used here: RLlib steps an env runner's envs as one vector in its own process)"""
+    reward_shaping: bool = False
+    """the env's potential-based shaping (the return is still J); evaluation never shapes"""
     num_env_runners: int = 0
     """env-runner actors sampling in parallel (0: sample in the driver process)"""
     ray_address: str = ""
@@ -79,7 +83,8 @@ def build_config(args: Args):
         raise ValueError(f"--policy: expected one of ['slots', 'mlp'], got {args.policy!r}")
     config = (
         PPOConfig()
-        .environment(args.env, env_config=json.loads(args.env_kwargs) if args.env_kwargs else {})
+        .environment(args.env, env_config={"reward_shaping": args.reward_shaping,
+                                           **(json.loads(args.env_kwargs) if args.env_kwargs else {})})
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.n_envs)
         .learners(num_learners=0)
         .training(train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,

@@ -83,7 +83,7 @@ def main() -> None:
           f"{os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads), ray {ray.__version__}")
     results = {}
     # (the mlp: the same 256x256 MLP as the RLlib module; bench_training's signature is (policy, n_envs, steps, seed))
-    sb3 = [sb3_steps_per_second("mlp", 1, args.iterations * STEPS_PER_ITERATION, seed)[0] for seed in range(args.repeats)]
+    sb3 = [sb3_steps_per_second("mlp", "dummy", 1, args.iterations * STEPS_PER_ITERATION, seed) for seed in range(args.repeats)]
     results["sb3 MaskablePPO, 1 env"] = summary(sb3)
     for runners in (1, 2):
         runs = [rllib_run(runners, args.iterations, seed) for seed in range(args.repeats)]

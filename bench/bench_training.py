@@ -1,16 +1,15 @@
 """Training throughput: env steps per second inside sb3-contrib's MaskablePPO, per policy
-(the slot policy and the mlp) and with 1 and 2 envs.
+(the slot policy and the mlp) and per way of stepping the envs.
 
     .venv/bin/python bench/bench_training.py                 # 8,192 steps x 3 repeats per setting
     .venv/bin/python bench/bench_training.py --steps 16384 --repeats 5 --policies slots --json bench/training.json
 
 Measures ``model.learn`` wall time (rollouts and updates together, as a user experiences it) on
 ``Proactivity-Monitor-v0`` with the trainer's default MaskablePPO settings (``train_maskable_ppo.Args``:
-n_steps 2048 per env, batch 512, 5 epochs), one torch thread, with one env in-process
-(DummyVecEnv) and two envs in subprocesses (SubprocVecEnv). Reports the median and range over
-repeats and, with one env, where the time went: env steps (``step_wait``), the PPO update
-(``train``) and the rest (the policy's forward passes while collecting, the buffer). Say what
-else ran on the machine when you quote it.
+2,048 steps a rollout, batch 512, 5 epochs, the slot network 32 wide with one attention layer),
+one torch thread, with one env, with the default 16 envs in one process (DummyVecEnv: one batched
+forward for all of them) and with two envs in subprocesses (SubprocVecEnv). Reports the median
+and range over repeats. Say what else ran on the machine when you quote it.
 """
 
 from __future__ import annotations
@@ -28,40 +27,45 @@ from proactive_env.baselines.train_maskable_ppo import POLICIES, Args, policy_cl
 from proactive_env.baselines.training import make_envs
 
 
-def _timed(owner: object, name: str, spent: dict[str, float]) -> None:
-    """Wrap ``owner.name`` so that the wall time spent in it adds up in ``spent[name]``."""
-    inner = getattr(owner, name)
-
-    def timed(*a, **k):
-        start = time.perf_counter()
-        try:
-            return inner(*a, **k)
-        finally:
-            spent[name] += time.perf_counter() - start
-    setattr(owner, name, timed)
+SETTINGS = (("dummy", 1), ("dummy", 16), ("subproc", 2))  # (--vec-env, --n-envs)
 
 
-def steps_per_second(policy: str, n_envs: int, steps: int, seed: int) -> tuple[float, dict[str, float]]:
-    """Steps/s of ``model.learn`` and, with one in-process env, the share of its wall time spent
-    in the env's steps (``step_wait``: env and its wrappers), in the PPO update (``train``) and in
-    the rest (the policy's forward passes while collecting, the rollout buffer, callbacks)."""
-    args = Args(policy=policy, n_envs=n_envs, seed=seed, progress_bar=False)
+def steps_per_second(policy: str, vec_env: str, n_envs: int, steps: int, seed: int) -> float:
+    rollout = Args.n_steps * Args.n_envs  # the same rollout (and so the same updates) in every setting
+    args = Args(policy=policy, vec_env=vec_env, n_envs=n_envs, n_steps=rollout // n_envs, seed=seed,
+                progress_bar=False)
     envs = make_envs(args, flat=False)
     kwargs = {**args.model_kwargs(), "tensorboard_log": None}
     model = MaskablePPO(policy_class(policy), envs, **kwargs)
-    spent = {"step_wait": 0.0, "train": 0.0}
-    if n_envs == 1:  # (subprocess envs step in other processes: no split)
-        _timed(model.env, "step_wait", spent)
-        _timed(model, "train", spent)
+    spent = _timed(model, envs)
     start = time.perf_counter()
     model.learn(steps)
     elapsed = time.perf_counter() - start
     envs.close()
-    split = {}
-    if n_envs == 1:
-        split = {"env": spent["step_wait"] / elapsed, "update": spent["train"] / elapsed}
-        split["rest"] = 1.0 - split["env"] - split["update"]
-    return steps / elapsed, split
+    print(f"  {policy}, {vec_env}, n_envs={n_envs}: {steps / elapsed:,.0f} steps/s; ms per env step: env "
+          f"{1e3 * spent['env'] / steps:.3f}, policy forward {1e3 * spent['forward'] / steps:.3f}, rest of the "
+          f"rollout {1e3 * (spent['rollout'] - spent['env'] - spent['forward']) / steps:.3f}, PPO update "
+          f"{1e3 * spent['update'] / steps:.3f}", flush=True)
+    return steps / elapsed
+
+
+def _timed(model, envs) -> dict[str, float]:
+    """Wall seconds spent in the envs' step, the policy's forward pass while collecting, the whole
+    rollout and the PPO update, filled in as ``model.learn`` runs."""
+    spent = {"env": 0.0, "forward": 0.0, "rollout": 0.0, "update": 0.0}
+    for owner, method, key in ((envs, "step_wait", "env"), (model.policy, "forward", "forward"),
+                               (model, "collect_rollouts", "rollout"), (model, "train", "update")):
+        inner = getattr(owner, method)
+
+        def timed(*args, _inner=inner, _key=key, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                spent[_key] += time.perf_counter() - start
+
+        setattr(owner, method, timed)
+    return spent
 
 
 def main() -> None:
@@ -76,18 +80,12 @@ def main() -> None:
           f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
     results: dict[str, dict] = {}
     for policy in args.policies.split(","):
-        for n_envs in (1, 2):
-            measured = [steps_per_second(policy, n_envs, args.steps, seed) for seed in range(args.repeats)]
-            runs = [sps for sps, _ in measured]
-            results[f"{policy}/{n_envs}"] = {"median": statistics.median(runs), "min": min(runs), "max": max(runs),
-                                             "runs": runs}
-            line = (f"{policy}, n_envs={n_envs}: {statistics.median(runs):,.0f} steps/s "
-                    f"(min {min(runs):,.0f}, max {max(runs):,.0f})")
-            if measured[0][1]:
-                split = {k: statistics.median(s[k] for _, s in measured) for k in measured[0][1]}
-                results[f"{policy}/{n_envs}"]["time_share"] = split
-                line += "; time in " + ", ".join(f"{k} {v:.0%}" for k, v in split.items())
-            print(line)
+        for vec_env, n_envs in SETTINGS:
+            runs = [steps_per_second(policy, vec_env, n_envs, args.steps, seed) for seed in range(args.repeats)]
+            results[f"{policy}/{vec_env}/{n_envs}"] = {"median": statistics.median(runs), "min": min(runs),
+                                                       "max": max(runs), "runs": runs}
+            print(f"{policy}, {vec_env}, n_envs={n_envs}: {statistics.median(runs):,.0f} steps/s "
+                  f"(min {min(runs):,.0f}, max {max(runs):,.0f})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

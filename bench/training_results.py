@@ -48,6 +48,7 @@ class TrainingRun:
 
 
 SLOT_CHECKPOINT = "runs/monitor-slots/checkpoints/maskable-ppo_{}_steps.zip"  # SB3's CheckpointCallback names
+STRUCTURED_ADVERSARIES = ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only")
 RUNS: dict[str, TrainingRun] = {
     "rllib-monitor": TrainingRun(
         "RLlib PPO with the slot module on Monitor, 20k steps",
@@ -60,31 +61,31 @@ RUNS: dict[str, TrainingRun] = {
         {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (20k steps)", "policy-follower": "policy-follower",
          "oracle": "oracle"}),
     "maskable-ppo-monitor": TrainingRun(
-        "MaskablePPO on Monitor, slot policy and mlp, 100k steps",
-        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --env-kwargs "
-          "'{\"reward_shaping\": true}' --timesteps 100000 --eval-freq 25000 --eval-episodes 3 --n-envs 2 "
-          "--checkpoint-freq 25000 --out runs/monitor-slots", "runs/monitor-slots/model.zip"),
-         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --env-kwargs "
-          "'{\"reward_shaping\": true}' --timesteps 100000 --eval-freq 25000 --eval-episodes 3 --n-envs 2 "
-          "--out runs/monitor-mlp", "runs/monitor-mlp/model.zip"),
+        "MaskablePPO on Monitor, slot policy and mlp, 300k steps",
+        (("proactivity-gym train --algo maskable-ppo --env Proactivity-Monitor-v0 --timesteps 300000 "
+          "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-slots",
+          "runs/monitor-slots/model.zip"),
+         ("proactivity-gym train --algo maskable-ppo --policy mlp --env Proactivity-Monitor-v0 --timesteps 300000 "
+          "--eval-freq 50000 --eval-episodes 5 --checkpoint-freq 50000 --out runs/monitor-mlp",
+          "runs/monitor-mlp/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/monitor-slots/model.zip,"
-          f"sb3:{SLOT_CHECKPOINT.format(50000)},sb3:{SLOT_CHECKPOINT.format(25000)},sb3:runs/monitor-mlp/model.zip,"
-          "defer-everything,policy-follower,random,oracle --scenarios monitor --seed 1000 --seeds 10 "
-          "--out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
+          f"sb3:{SLOT_CHECKPOINT.format(200000)},sb3:{SLOT_CHECKPOINT.format(100000)},sb3:runs/monitor-mlp/model.zip,"
+          f"{','.join(STRUCTURED_ADVERSARIES)},policy-follower,random,oracle --scenarios monitor --seed 1000 "
+          "--seeds 10 --out runs/monitor-slots/eval-unseen", "runs/monitor-slots/eval-unseen/results.json")),
         "runs/monitor-slots/eval-unseen", ("runs/monitor-slots", "runs/monitor-mlp"),
-        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 100k steps",
-         f"sb3:{SLOT_CHECKPOINT.format(50000)}": "MaskablePPO, slot policy, its 50k-step checkpoint",
-         f"sb3:{SLOT_CHECKPOINT.format(25000)}": "MaskablePPO, slot policy, its 25k-step checkpoint",
-         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 100k steps",
-         "defer-everything": "defer-everything (the best structured adversary here)",
+        {"sb3:runs/monitor-slots/model.zip": "MaskablePPO, slot policy, 300k steps",
+         f"sb3:{SLOT_CHECKPOINT.format(200000)}": "MaskablePPO, slot policy, its 200k-step checkpoint",
+         f"sb3:{SLOT_CHECKPOINT.format(100000)}": "MaskablePPO, slot policy, its 100k-step checkpoint",
+         "sb3:runs/monitor-mlp/model.zip": "MaskablePPO, mlp, 300k steps",
+         **{name: f"adversary: {name}" for name in STRUCTURED_ADVERSARIES},
          "policy-follower": "policy-follower", "random": "random", "oracle": "oracle"}),
     "suite-holdout-monitor": TrainingRun(
-        "MaskablePPO on nine scenarios, Monitor held out, 100k steps",
+        "MaskablePPO on nine scenarios, Monitor held out, 1M steps",
         (("proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 --env-kwargs '{\"exclude\": \"monitor\"}' "
-          "--eval-scenarios monitor --timesteps 100000 --eval-freq 50000 --eval-episodes 2 "
+          "--eval-scenarios monitor --timesteps 1000000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
           "--out runs/suite-holdout-monitor", "runs/suite-holdout-monitor/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/suite-holdout-monitor/model.zip,policy-follower,oracle "
-          "--scenarios all --seed 1000 --seeds 3 --out runs/suite-holdout-monitor/eval-unseen",
+          "--scenarios monitor --seed 1000 --seeds 10 --out runs/suite-holdout-monitor/eval-unseen",
           "runs/suite-holdout-monitor/eval-unseen/results.json")),
         "runs/suite-holdout-monitor/eval-unseen", ("runs/suite-holdout-monitor",),
         {"sb3:runs/suite-holdout-monitor/model.zip": "MaskablePPO", "policy-follower": "policy-follower",
@@ -123,8 +124,44 @@ def run_commands(run: TrainingRun) -> list[dict]:
     return timings
 
 
+def _curve(path: Path) -> list[dict]:
+    """The trainer's evaluations (validation seeds): steps, wall seconds since training began
+    (where the trainer recorded them) and the mean J."""
+    import csv
+
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [{"timesteps": int(float(r["timesteps"])), "wall_s": float(r["wall_s"]) if r.get("wall_s") else None,
+                 "J": round(float(r["overall/J"]), 4)} for r in csv.DictReader(fh)]
+
+
 def _read_json(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def decoy_summary(eval_dir: Path) -> dict[str, dict]:
+    """Per agent (its eval label), from the eval folder's trajectories: how many of the scenarios'
+    decoy pairs (two tasks open together that compete for nothing, built to tempt a needless
+    postponement) it played and failed (a task of the pair postponed inside the pair's window),
+    and its needless postponements per run. An agent that wins TA by postponing everything
+    (an adversary family in disguise) fails them."""
+    from proactive_env.spec import load_scenario
+
+    pairs: dict[str, int] = {}
+    out: dict[str, dict] = {}
+    for path in sorted((eval_dir / "trajectories").glob("*/*.json")):
+        trajectory = json.loads(path.read_text(encoding="utf-8"))
+        scores, scenario = trajectory["scores"], trajectory["scenario"]
+        if scenario not in pairs:
+            pairs[scenario] = len(load_scenario(scenario).decoys)
+        agent = out.setdefault(trajectory["agent"], {"runs": 0, "decoy_pairs": 0, "decoys_failed": 0,
+                                                     "needless_postponements": 0})
+        agent["runs"] += 1
+        agent["decoy_pairs"] += pairs[scenario]
+        agent["decoys_failed"] += len(scores["decoys_failed"])
+        agent["needless_postponements"] += len(scores["needless_postponements"])
+    return out
 
 
 def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> dict:
@@ -140,13 +177,14 @@ def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> 
         agent = _read_json(ROOT / folder / "agent.json") or _read_json(ROOT / folder / "bc.json")
         if agent is not None:
             training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps") if k in agent}
+            training[folder]["curve"] = _curve(ROOT / folder / "eval.csv")
     return {
         "format": FORMAT, "name": name, "title": run.title, "suite_version": results["suite_version"],
         "suite_version_now": SUITE_VERSION, "commands": [c for c, _ in run.commands], "labels": run.labels,
         "held_out": run.held_out,
         "eval_dir": run.eval_dir, "eval_commands": manifest.get("commands", []), "training": training,
         "timings": timings, "written": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "written_on": _machine(), "rows": results["rows"],
+        "written_on": _machine(), "rows": results["rows"], "decoys": decoy_summary(eval_dir),
     }
 
 

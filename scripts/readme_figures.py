@@ -218,16 +218,23 @@ def training_table(name: str) -> list[str]:
             lines.append(f"| {label} | " + " | ".join(first + [f"{_pooled(mine(a), 'J'):.3f}" for a in others]) + " |")
         return lines
     by_persona = layout == "persona"
-    lines = ["| agent | " + ("persona | " if by_persona else "") + "TC | TA % | TR-D % | TR-J | J |",
-             "|---" * (6 + by_persona) + "|"]
+    decoys = result.get("decoys") if not by_persona else None  # per agent: decoy pairs played and failed
+    lines = ["| agent | " + ("persona | " if by_persona else "") + "TC | TA % | TR-D % | TR-J | J |"
+             + (" decoy pairs failed |" if decoys else ""), "|---" * (6 + by_persona + bool(decoys)) + "|"]
     for agent in agents:
         personas = sorted({r["persona"] for r in rows if r["agent"] == agent}, key=PERSONA_ORDER.index) \
             if by_persona else [None]
         for persona in personas:
             mine = [r for r in rows if r["agent"] == agent and persona in (None, r["persona"])]
             lines.append(f"| {labels[agent]} | " + (f"{persona} | " if by_persona else "")
-                         + " | ".join(_shown({m: _pooled(mine, m) for m in columns}, columns)) + " |")
+                         + " | ".join(_shown({m: _pooled(mine, m) for m in columns}, columns)) + " |"
+                         + (f" {_decoys(decoys.get(agent))} |" if decoys else ""))
     return lines
+
+
+def _decoys(counts: dict | None) -> str:
+    """'failed / played' decoy pairs (a task of the pair postponed needlessly inside its window)."""
+    return f"{counts['decoys_failed']} / {counts['decoy_pairs']}" if counts else "–"
 
 
 PERSONA_ORDER = ("reviewer", "planner", "operator")

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(bash|python)\n(.*?)^```", re.S | re.M)
 SMALL_TRAIN = {"timesteps": 1024, "n_steps": 512, "batch_size": 128, "eval_freq": 1024, "eval_episodes": 1,
                "checkpoint_freq": 1024, "progress_bar": False, "train_batch_size": 512, "minibatch_size": 128,
-               "num_epochs": 2, "epochs": 2}
+               "num_epochs": 2, "epochs": 2, "n_envs": 2}
 SMALL_EVAL = " --scenarios monitor --personas planner --seeds 1"
 SMALL_DATASET = " --scenarios monitor --personas planner --seeds 0-1"
 OFFLINE = "HELD_OUT=monitor TRAIN_SEEDS=0-1 PPO_STEPS=0 OUT=runs/readme-doctest-offline "

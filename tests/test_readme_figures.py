@@ -77,11 +77,23 @@ def test_a_training_result_file_is_its_eval_folder(tmp_path, monkeypatch):
     bench = _load("training_results", ROOT / "bench" / "training_results.py")
     script = _script()
     eval_dir = tmp_path / "eval"
-    evaluate(plan(["oracle", "noop"], ["monitor"], ["planner", "operator"], range(1000, 1002)), eval_dir, make_agent)
+    evaluate(plan(["oracle", "noop", "defer-everything"], ["monitor"], ["planner", "operator"], range(1000, 1002)),
+             eval_dir, make_agent)
+    train_dir = tmp_path / "train"  # a trainer's folder: its arguments and its curve with wall times
+    train_dir.mkdir()
+    (train_dir / "agent.json").write_text(json.dumps({"algo": "maskable-ppo", "policy": "slots", "args": {}}))
+    (train_dir / "eval.csv").write_text("timesteps,overall/J,wall_s\n0,0.2,3.5\n2048,0.25,9.0\n")
     run = bench.TrainingRun("a test run", (("proactivity-gym eval ...", str(eval_dir / "results.json")),),
-                            str(eval_dir), (), {"noop": "doing nothing", "oracle": "the oracle"})
+                            str(eval_dir), (str(train_dir),), {"noop": "doing nothing", "oracle": "the oracle"})
     document = bench.result_document("test-run", run, None)
+    assert document["training"][str(train_dir)]["curve"] == [{"timesteps": 0, "wall_s": 3.5, "J": 0.2},
+                                                             {"timesteps": 2048, "wall_s": 9.0, "J": 0.25}]
     assert document["format"] == bench.FORMAT and document["timings"] is None and document["rows"]
+    # Monitor has two decoy pairs: deferring everything fails both in every run, the oracle none.
+    deferrer = document["decoys"]["defer-everything"]
+    assert (deferrer["runs"], deferrer["decoy_pairs"], deferrer["decoys_failed"]) == (4, 8, 8)
+    assert deferrer["needless_postponements"] >= 8
+    assert document["decoys"]["oracle"]["decoys_failed"] == document["decoys"]["oracle"]["needless_postponements"] == 0
     monkeypatch.setattr(bench, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(script, "RESULTS", tmp_path / "results")
     bench.write_result("test-run", document)

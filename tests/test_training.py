@@ -8,7 +8,8 @@ pytest.importorskip("sb3_contrib")
 
 from proactive_env.baselines import make_agent  # noqa: E402
 from proactive_env.baselines import train_dqn, train_maskable_ppo, train_ppo  # noqa: E402
-from proactive_env.baselines.training import CurriculumEnv, curriculum_stages, make_single_env, parse_args  # noqa: E402
+from proactive_env.baselines.training import (VEC_ENVS, CurriculumEnv, curriculum_stages, make_envs, make_single_env,  # noqa: E402
+                                              parse_args)
 from proactive_env.evaluate import evaluate, plan  # noqa: E402
 
 SMALL = ["--timesteps", "2048", "--eval-freq", "1024", "--eval-episodes", "1", "--checkpoint-freq", "1024",
@@ -37,10 +38,28 @@ def evaluate_saved(path, tmp_path):
 
 def test_maskable_ppo_in_subprocesses(tmp_path):
     out = tmp_path / "mppo"
-    args = parse_args(train_maskable_ppo.Args, SMALL + ["--n-envs", "2", "--n-steps", "512", "--out", str(out)])
+    args = parse_args(train_maskable_ppo.Args, SMALL + ["--n-envs", "2", "--vec-env", "subproc", "--n-steps", "512",
+                                                         "--out", str(out)])
     path = train_maskable_ppo.train(args)
     check_outputs(out, path)
     evaluate_saved(path, tmp_path)
+    checkpoint = sorted((out / "checkpoints").glob("*.zip"))[0]  # plays as `sb3:` like the final model
+    evaluate_saved(checkpoint, tmp_path / "checkpoint")
+
+
+def test_the_default_envs_step_in_one_process_with_the_shaping_on():
+    """The recipe's default: 16 envs in this process (one batched forward for all of them), each
+    shaped; --no-reward-shaping and --vec-env change that, and an unknown --vec-env is refused."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    envs = make_envs(parse_args(train_maskable_ppo.Args, []), flat=False)
+    assert isinstance(envs, DummyVecEnv) and envs.num_envs == 16
+    assert envs.get_attr("reward_shaping") == [True] * 16
+    plain = make_envs(parse_args(train_maskable_ppo.Args, ["--n-envs", "2", "--no-reward-shaping"]), flat=False)
+    assert plain.get_attr("reward_shaping") == [False, False]
+    with pytest.raises(ValueError, match="--vec-env: expected one of"):
+        make_envs(parse_args(train_maskable_ppo.Args, ["--vec-env", "threads"]), flat=False)
+    assert VEC_ENVS["subproc"] is SubprocVecEnv
 
 
 def test_ppo_with_flattened_observations(tmp_path):
