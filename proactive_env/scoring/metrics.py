@@ -551,9 +551,12 @@ class RunScorer:
                     self._handled(d)
             else:
                 if start < d.spec.end and end > d.spec.start:
-                    # private work takes none of the user's time, and work on no compute takes none
-                    # of the shared resource: only the competing work run on it competes
-                    d.competed |= d.spec.shares != "user_time" and e.get("resource") == d.spec.shares
+                    # private work takes none of the user's time; on a resource any work on the
+                    # competing task in the window competes (work on no compute included: read
+                    # alone it would hand two decisions to cheap rules — experiments ta2, whose
+                    # reference times the job, and exam_prep ta2, whose competing side is telling
+                    # the user — see docs/blind-play.md, round 20)
+                    d.competed |= d.spec.shares != "user_time"
                 elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
                       and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
                     d.later, d.continuation = True, 1.0

@@ -471,6 +471,13 @@ class TextTools:
         w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
                f"{'also ' if 'also' in item else ''}for {matter.id}.")
         if item["kind"] == "request":
+            if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:
+                # the same rule as a live request: an approval holds until the action is done, so a
+                # second kept request for it (two asked before the matter came up) is not asked again
+                w._say(f"It repeats a request {w.scenario.user.name} has approved under {matter.id}: not asked "
+                       f"again; carry it out (an approval holds until the action is done).")
+                w.dirty.add(task.index)
+                return
             requested = item["requested"]
             if RUN_TOOL in requested and not w.needs_run_ok(task):  # reserving needs no OK here: not asked
                 requested = tuple(r for r in requested if r != RUN_TOOL) or requested
