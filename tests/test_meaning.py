@@ -107,7 +107,8 @@ _MORE_RULES = (
     lambda t: re.sub(r"\b(\d{1,2}):(\d{2})\b(?!\s*[–-]|\s*[ap]\.?m)", lambda m: f"{int(m[1]) % 12 or 12}:{m[2]} {'p.m.' if int(m[1]) >= 12 else 'a.m.'}"
                      if 7 <= int(m[1]) <= 21 else m[0], t),
     lambda t: re.sub(r"(?<![\d,.])(\d{1,3}),(\d{3})(?![\d,])", r"\1\2", t),  # "£1,000" → "£1000"
-    lambda t: re.sub(r"\b([a-z]{3,}[b-df-hj-np-rt-z])$", lambda m: m[0] if m[1].capitalize() in (*MONTHS, *WEEKDAYS)
+    # (never the end of a URL, path or address: "morganellis.ca/works" is another page)
+    lambda t: re.sub(r"(?<![/.@_-])\b([a-z]{3,}[b-df-hj-np-rt-z])$", lambda m: m[0] if m[1].capitalize() in (*MONTHS, *WEEKDAYS)
                      or m[1] in (*NUMBER_WORDS, *ORDINALS.values()) else _plural(m[1]), t),  # a plural noun
 )
 

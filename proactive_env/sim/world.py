@@ -141,6 +141,8 @@ class World:
         self._reserved: dict[int, tuple[int, int, int, bool, bool]] = {}  # task → (start, end, id, sleep_work before, started by it)
         self._released: dict[tuple[str, str], tuple[list, list]] = {}  # state reached → (what waited, what it queued)
         self._void: set[tuple[int, int]] = set()  # (task, end) of withdrawn reservations: their finish never comes
+        self._reservations = 0  # reservations made so far: each one's id (never the log's length, which
+        # counts entries a replay leaves out, such as a rephraser's replies)
         self._starting = False  # does the allocation being made start its task?
         self._pending_units: dict[int, int] = {}
         # the agent-triggered tasks a follow-up may bring forward (asked at every follow-up), the
@@ -558,8 +560,9 @@ class World:
         end = start + minutes
         reservation = {}
         if allocated:  # the agent's reservation: it may withdraw or move it until it starts
-            self._reserved[task.index] = (start, end, len(self.log), task.sleep_work, self._starting)
-            reservation = {"reservation": len(self.log)}
+            rid, self._reservations = self._reservations, self._reservations + 1
+            self._reserved[task.index] = (start, end, rid, task.sleep_work, self._starting)
+            reservation = {"reservation": rid}
         sleep = self.schedule.sleep.contains(start) and self.schedule.sleep.contains(end - 1)
         task.running, task.allocated = True, allocated
         self.dirty.add(task.index)
