@@ -34,3 +34,23 @@ def component_mean(agent: str, component: str, seeds: tuple[int, ...] = SEEDS) -
     values = [r["scores"]["components"][component] for s, p in CASES for r in runs(agent, s, p, seeds)
               if r["scores"]["components"][component] is not None]
     return sum(values) / len(values)
+
+
+def played_case(name: str):
+    """A recorded case (``tests/data/NAME.json``: scenario, persona, seed and the player's calls)
+    played again on the text face call for call, then waited out to the end: the env, done."""
+    import json
+    import pathlib
+
+    from proactive_env.envs.text import ProactivityTextEnv
+
+    case = json.loads((pathlib.Path(__file__).parent / "data" / f"{name}.json").read_text())
+    env = ProactivityTextEnv(case["scenario"], case["persona"])
+    env.reset(seed=case["seed"])
+    for call in case["actions"]:
+        if env.world.done:
+            break
+        env.step(json.dumps(call))
+    while not env.world.done:
+        env.step(json.dumps({"tool": "wait", "arguments": {}}))
+    return env

@@ -319,20 +319,10 @@ def test_the_why_view_of_blind_round_20_prints_the_decision_with_nothing_to_post
     """conference_trip/planner/1010 (blind round 20), its saved calls replayed: ta2 (the chair's
     reply done before the retime came) is won with nothing to postpone — once printed 'fail' while
     TA counted it — and the hotel decision is won by the postponement made with foresight."""
-    import pathlib
-
-    from proactive_env.envs.text import ProactivityTextEnv
     from proactive_env.report.explain import explain
+    from runs import played_case
 
-    case = json.loads((pathlib.Path(__file__).parent / "data" / "blind20-conference_trip-planner-1010.json").read_text())
-    env = ProactivityTextEnv(case["scenario"], case["persona"])
-    env.reset(seed=case["seed"])
-    for call in case["actions"]:
-        if env.world.done:
-            break
-        env.step(json.dumps(call))
-    while not env.world.done:
-        env.step(json.dumps({"tool": "wait", "arguments": {}}))
+    env = played_case("blind20-conference_trip-planner-1010")
     x = explain(env.trajectory(agent="blind-20b"))
     rows = {d.decision: d for d in x.decisions}
     assert rows["ta2_return_flight_before_lab"].passed and not rows["ta2_return_flight_before_lab"].later

@@ -308,20 +308,9 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     opened the window at 10:32 and the hotel was booked by 11:15. The postponement was counted
     needless (a decision lost, cancelling ta2, which had nothing to postpone) and not as 'later':
     TA 0. It is the decision won, and nothing is needless; rescoring the log gives the same."""
-    import json
-    import pathlib
+    from runs import played_case
 
-    from proactive_env.envs.text import ProactivityTextEnv
-
-    case = json.loads((pathlib.Path(__file__).parent / "data" / "blind20-conference_trip-planner-1010.json").read_text())
-    env = ProactivityTextEnv(case["scenario"], case["persona"])
-    env.reset(seed=case["seed"])
-    for call in case["actions"]:
-        if env.world.done:
-            break
-        env.step(json.dumps(call))
-    while not env.world.done:
-        env.step(json.dumps({"tool": "wait", "arguments": {}}))
+    env = played_case("blind20-conference_trip-planner-1010")
     deferral = next(e for e in env.world.log if e["type"] == "defer" and e["task"] == "t07_collab_dinner")
     assert (deferral["t"], deferral["until"]) == (1440 + 10 * 60 + 21, 1440 + 13 * 60 + 15)
     trajectory = env.trajectory(agent="blind-20b")
