@@ -12,6 +12,7 @@ from gymnasium.utils import seeding
 
 from noninterference import drawn
 from proactive_env.envs.text import ProactivityTextEnv
+from proactive_env.envs.timeline import _jobs
 from proactive_env.scoring import RunScorer, score_log
 from proactive_env.sim import TextTools, ToolError, World
 from proactive_env.spec import PERSONAS, shipped_names
@@ -67,7 +68,8 @@ def _reserve_move_cancel(world, tools, task) -> list[str]:
 def test_a_withdrawn_reservation_scores_and_plays_as_never_made(name):
     """Class sweep, every pair and three seeds: a run in which every compute work is reserved,
     moved and withdrawn at every decision point ends exactly as the run without them: the same
-    observations after each withdrawal, and the same scores (live, and rescored from the log)."""
+    observations after each withdrawal, the same scores (live, and rescored from the log) and the
+    same jobs in the episode's timeline plot."""
     tried = 0
     for persona in PERSONAS:
         for seed in SEEDS:
@@ -75,6 +77,7 @@ def test_a_withdrawn_reservation_scores_and_plays_as_never_made(name):
             probed, said, live = _play(name, persona, seed, withdraw=True)
             tried += len(said)
             assert probed.inbox == plain.inbox
+            assert _jobs(probed.log, probed.scenario) == _jobs(plain.log, plain.scenario)  # the plot draws none of them
             rescored = score_log(probed.scenario, persona, probed.log)
             for scores in (live, rescored):
                 assert {k: scores[k] for k in SCORES} == {k: base[k] for k in SCORES}, (persona, seed)

@@ -79,11 +79,13 @@ def _spans(log: list[dict], tasks: list[str], end: int) -> dict[str, tuple[int, 
 
 def _jobs(log: list[dict], scenario: Scenario) -> list[dict]:
     """The agent's work occupying time: ``work`` / ``job`` entries, and the older ``allocate``
-    ones (whose resource is the task's)."""
+    ones (whose resource is the task's). A reservation withdrawn before it started
+    (``reservation_withdrawn``: cancelled or moved) never ran, so it is not drawn."""
     resource_of = {t.id: t.work.resource for t in scenario.tasks}
+    withdrawn = {e.get("reservation") for e in _of_type(log, "reservation_withdrawn")}
     jobs = []
     for e in _of_type(log, "work", "job", "allocate"):
-        if "start" not in e or "end" not in e:
+        if "start" not in e or "end" not in e or e.get("reservation", -1) in withdrawn:
             continue
         jobs.append({"task": e.get("task"), "start": e["start"], "end": e["end"],
                      "resource": e.get("resource", resource_of.get(e.get("task"))),
