@@ -891,7 +891,7 @@ def _add_play(sub) -> None:
                                    "keeps the calls so far; the next `play` with it replays them (episodes are "
                                    "deterministic) and goes on. A new session prints the briefing; the end of the "
                                    "episode prints the scores and saves the trajectory next to the session file.")
-    p.add_argument("--session", required=True, metavar="FILE", help="the session file (created if absent)")
+    p.add_argument("--session", metavar="FILE", help="the session file (created if absent); needed except with --tools")
     p.add_argument("--scenario", default="monitor", help="a shipped name, a scenario file or a gym id")
     p.add_argument("--persona", choices=PERSONAS, help="default: the id's persona, else operator")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed")
@@ -908,6 +908,8 @@ def _play(args) -> int:
     if args.tools:
         print(json.dumps(env.tools(), indent=1, ensure_ascii=False))
         return 0
+    if args.session is None:
+        raise UsageError("play needs --session FILE (the file that keeps the calls so far); only --tools runs without one")
     path = Path(args.session)
     setup = {"scenario": scenario, "persona": persona, "seed": args.seed}
     session = _load_session(path) if path.exists() else {**setup, "calls": []}

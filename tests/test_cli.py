@@ -96,6 +96,7 @@ def test_dataclass_booleans_are_flags():
     (["run", "--agent", "sb3:/missing.zip"], ["/missing.zip"]),
     (["validate", "atlantis"], ["atlantis"]),
     (["frobnicate"], ["frobnicate"]),
+    (["play"], ["--session", "--tools"]),
 ])
 def test_misuse_is_one_line(argv, words):
     proc = run(*argv)
@@ -125,3 +126,9 @@ def test_eval_accepts_gym_ids(tmp_path):
 def test_validate_accepts_names_and_ids():
     proc = run("validate", "monitor", "Proactivity-Experiments-v0")
     assert proc.returncode == 0 and proc.stdout.count("ok: ") == 2, proc.stderr
+
+
+def test_play_tools_needs_no_session(capsys):
+    assert cli.main(["play", "--tools", "--scenario", "pottery_studio"]) == 0
+    names = {t["function"]["name"] for t in json.loads(capsys.readouterr().out)}
+    assert {"request_approval", "message_user"} <= names
