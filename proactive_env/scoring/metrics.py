@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from ..sim import PolicyState
 from ..sim.tools import ToolError, parse_when
 from ..sim.schedule import Schedule
-from ..spec import Depth, Scenario, Task, reachable_states
+from ..spec import Depth, Scenario, Task, contested, reachable_states, through_user
 from .compose import compose_artifact
 from .judge import Judge, RubricJudge, TaskWork, claim_made, facts_stated, judge_task, strip_copies, substantive
 
@@ -155,6 +155,9 @@ class RunScorer:
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
         self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        # decisions whose competing side reaches the clash only through the user: what is put to them
+        # in the window competes (``_attend``); their private work never does
+        self._through_user = {d.spec.id for d in self.decisions if through_user(scenario, d.spec)}
         # each task's TA decisions, in the scenario's order, with whether it is their urgent task:
         # what an entry about the task may change (an entry about no decision's task looks at none)
         self._roles: dict[str, list[tuple[_Decision, bool]]] = {}
@@ -427,14 +430,16 @@ class RunScorer:
     # ------------------------------------------------------------------ temporal allocation
     def _attend(self, task: _Task, t: int) -> None:
         """Substantive work on a task at minute ``t``, in TA terms: for the urgent task, handling
-        it; for the competing one, taking what the decision is about — the user's time (a message,
-        a request, an action put to them). In a clash over a resource only running the competing
-        work on it in the window competes (``_work``): telling the user about it does not."""
+        it; for the competing one, what reaches the user in the window (a message, a request, an
+        action put to them) competes where the competing side reaches the clash through the user
+        (``spec.through_user``: the user's time, or a resource the user works on when told). Its
+        private work never competes; in a clash over a resource it runs on, only its run there
+        does (``_work``, ``_scheduled``): telling the user about it does not."""
         for d, urgent in self._roles.get(task.spec.id, ()):
             if d.spec.start <= t < d.spec.end:
                 if urgent:
                     self._handled(d)
-                elif d.spec.shares == "user_time":
+                elif d.spec.id in self._through_user:
                     d.competed = True
 
     def _handled(self, d: _Decision) -> None:
@@ -551,12 +556,9 @@ class RunScorer:
                     self._handled(d)
             else:
                 if start < d.spec.end and end > d.spec.start:
-                    # private work takes none of the user's time; on a resource any work on the
-                    # competing task in the window competes (work on no compute included: read
-                    # alone it would hand two decisions to cheap rules — experiments ta2, whose
-                    # reference times the job, and exam_prep ta2, whose competing side is telling
-                    # the user — see docs/blind-play.md, round 20)
-                    d.competed |= d.spec.shares != "user_time"
+                    # only a run on what the clash shares competes: private work (a note's unit on
+                    # no compute) takes neither the user's time nor the resource
+                    d.competed |= e.get("resource") == d.spec.shares
                 elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
                       and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
                     d.later, d.continuation = True, 1.0
@@ -762,15 +764,20 @@ class RunScorer:
         decision owns a share of J that no other outcome changes: the *counted* tasks (every task
         but a conditional one whose branch the oracle, serving this persona, would not open — so a
         branch the agent cut off, or whose trigger never fired, counts, at 0), their weights, the TA
-        decisions between two counted tasks, and the counted tasks the user is meant to see (the
-        depth the stated rules want is SUGGEST or deeper: one never seen rates TR-J 1, others 5)."""
-        if not hasattr(self, "counted"):  # (the rules drawn at run start change only who is meant to see)
+        decisions between two counted tasks that are clashes for this persona and the run's rules
+        (``spec.contested``: a competing side that reaches the clash only through the user, and
+        whose wanted play puts nothing to them — private work, a delegated silent action — makes
+        none), and the counted tasks the user is meant to see (the depth the stated rules want is
+        SUGGEST or deeper: one never seen rates TR-J 1, others 5)."""
+        if not hasattr(self, "counted"):  # (the rules drawn at run start change who is meant to see, and which clashes are)
             counted_ids = self._counted_ids()
             self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
-            self._counted_set = counted = frozenset(self.counted)
+            self._counted_set = frozenset(self.counted)
             self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
-            self.counted_decisions = tuple(d for d in self.decisions
-                                           if d.spec.urgent in counted and d.spec.competing in counted)
+        counted = self._counted_set
+        self.counted_decisions = tuple(d for d in self.decisions
+                                       if d.spec.urgent in counted and d.spec.competing in counted
+                                       and contested(self.scenario, d.spec, self.persona, rules))
         self._stated_rules = dict(rules)
         stated = PolicyState(dict(rules))
         self.meant_to_see = frozenset(t for t in self.counted

@@ -51,6 +51,46 @@ def rules_of(s: Scenario, persona: str, category: str) -> set[str]:
     return {r for r in rules if r is not None}
 
 
+def rule_at(s: Scenario, persona: str, category: str, minute: int, rules: dict[str, str] | None = None) -> str | None:
+    """The persona's rule for the category at ``minute``: the run's rule (``rules``: the one a seed
+    drew; default the stated one) as the scenario's unconditional feedback before then changed it.
+    (A revocation the agent brings on is not foreseen: it depends on the run.)"""
+    rule = (rules if rules is not None else s.personas[persona].rules).get(category)
+    for ev in sorted(s.events, key=lambda e: e.at):
+        change = ev.policy_change
+        if change and ev.when is None and ev.at <= minute and persona in change.personas and category in change.rules:
+            rule = change.rules[category]
+    return rule
+
+
+# The rules whose wanted play puts a matter to the user (a message, a request for their OK);
+# under "prepare" the work stays private and under "execute" the action is delegated and silent.
+PUT_TO_USER = frozenset({"suggest", "approve"})
+
+
+def through_user(s: Scenario, d) -> bool:
+    """Does the decision's competing side reach what the clash is about only through the user?
+    Over the user's time, always; over a resource, where the competing work is the user's own to
+    do (no compute of its own, no action the agent takes: told, the user does it on the resource)."""
+    if d.shares == "user_time":
+        return True
+    competing = next((t for t in s.tasks if t.id == d.competing), None)
+    return competing is not None and competing.work.resource is None and competing.action is None
+
+
+def contested(s: Scenario, d, persona: str, rules: dict[str, str] | None = None) -> bool:
+    """Is the TA decision a clash for this persona (and the run's ``rules``)? A competing side that
+    reaches the clash only through the user (``through_user``) competes only with what is put to
+    the user inside the window; where its wanted play puts nothing to them (its rule at the window's
+    start is prepare: private work; or execute: a delegated, silent action), nothing it does in the
+    window competes, so the decision is no decision for that persona. A competing side that runs
+    on the shared resource itself contests it under every persona."""
+    if not through_user(s, d):
+        return True
+    competing = next(t for t in s.tasks if t.id == d.competing)
+    return rule_at(s, persona, competing.category, d.start, rules) in PUT_TO_USER
+
+
 def _unique_ids(s: Scenario) -> Iterator[Problem]:
     for field in ("records", "tools", "events", "tasks", "resources", "ta_decisions"):
         seen: set[str] = set()
