@@ -19,9 +19,10 @@ import json
 
 import pytest
 
-from proactive_env.baselines.oracle import TextOracleAgent, work_text
+from proactive_env.baselines.oracle import OracleAgent, TextOracleAgent, work_text
 from proactive_env.evaluate import play
 from proactive_env.scoring import RunScorer
+from proactive_env.sim import Verb
 from proactive_env.spec import PERSONAS, contested, load_scenario, shipped_names, through_user
 
 SEEDS = (0, 1000, 1001)
@@ -164,3 +165,54 @@ def test_a_later_slot_put_to_the_user_starts_when_they_are_reachable():
     claim = next(t for t in s.tasks if t.id == d.competing)
     start = _later_slot(s, claim, d.end, reach_user=True)
     assert start is not None and _reachable(s, start) and start + claim.work.minutes < claim.deadline
+
+
+class _DeferWhen(OracleAgent):
+    """The oracle, deferring each task once (to its next opportunity) when ``when`` holds."""
+
+    def __init__(self, when):
+        self.when, self.done = when, set()
+
+    def decide(self):
+        w = self.world
+        for t in w.tasks:
+            if t.active and not t.closed and t.spec.id not in self.done and self.when(w, t) \
+                    and w.valid_verbs(t)[Verb.DEFER]:
+                self.done.add(t.spec.id)
+                return Verb.DEFER, t
+        return super().decide()
+
+
+def _compute_now(w, t, busy: bool) -> bool:
+    resource = t.spec.work.resource
+    return (resource is not None and not t.started and t.units_done < t.spec.work.units
+            and w.schedule.resource_free(resource, w.now, w.now + w.remaining_minutes(t)) != busy)
+
+
+def test_deferring_work_whose_compute_the_user_is_using_is_not_needless():
+    """Round 21 (exam_prep/planner/1013, t16): deferring work while the user holds its compute was
+    charged as needless where allocating it was not. Run then, it would take the compute from the
+    user: postponing it resolves that clash, deferred or allocated alike — on every pair. (Deferring
+    compute work when its compute is free and it competes with nothing stays needless: the decoys'
+    and ``test_timing``'s checks.)"""
+    deferred = 0
+    for scenario in shipped_names():
+        in_decisions = {t for d in load_scenario(scenario).ta_decisions for t in (d.urgent, d.competing)}
+        for persona in PERSONAS:
+            agent = _DeferWhen(lambda w, t: t.spec.id not in in_decisions and _compute_now(w, t, busy=True))
+            scores = play(agent, scenario, persona, 0)["scores"]
+            deferred += len(agent.done)
+            assert not set(agent.done) & set(scores["needless_postponements"]), (scenario, persona, agent.done)
+    assert deferred, "no compute task was ever deferred while its compute was in the user's use"
+
+
+def test_deferring_free_compute_that_competes_with_nothing_stays_needless():
+    deferred = 0
+    for scenario in shipped_names():
+        in_decisions = {t for d in load_scenario(scenario).ta_decisions for t in (d.urgent, d.competing)}
+        decoys = {t for p in load_scenario(scenario).decoys for t in p.tasks}
+        agent = _DeferWhen(lambda w, t: t.spec.id not in in_decisions | decoys and _compute_now(w, t, busy=False))
+        scores = play(agent, scenario, "planner", 0)["scores"]
+        deferred += len(agent.done)
+        assert set(agent.done) <= set(scores["needless_postponements"]), (scenario, agent.done)
+    assert deferred
