@@ -17,7 +17,8 @@ from proactive_env.baselines import OracleAgent, TextOracleAgent, make_agent
 from proactive_env.evaluate import play
 from proactive_env.replay import rescore
 from proactive_env.sim import Verb
-from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names
+from proactive_env.spec import (PERSONAS, ScenarioError, contested, load_scenario, parse_scenario, shipped_names,
+                                through_user)
 from proactive_env.spec.loader import scenario_dir
 
 import yaml
@@ -85,14 +86,16 @@ def _read_so_far(w) -> set[str]:
 def test_a_postponement_made_before_the_clash_was_visible_does_not_count(name):
     """The competing task deferred before the window, while nothing the agent had seen showed the
     urgent demand (the urgent task not come up, none of its own records read; and never deferred
-    again inside the window): no 'later' for that decision, and the postponement is needless."""
+    again inside the window): no 'later' for that decision, and the postponement is needless
+    (where its compute was free of the user's use then: deferring what would run over it is not)."""
     s = load_scenario(name)
     early = {d.competing: d for d in s.ta_decisions}
 
     def unseen(w, t):
         d = early.get(t.spec.id)
         return (d is not None and w.now < d.start and not w.by_id[d.urgent].active
-                and not _own_records(s, d.urgent) & _read_so_far(w))
+                and not _own_records(s, d.urgent) & _read_so_far(w)
+                and w.schedule.resource_free(t.spec.work.resource, w.now, w.now + w.remaining_minutes(t)))
 
     class EarlyOnly(_OracleWith):
         def holding(self, t):  # never defer it again inside the window
@@ -154,9 +157,10 @@ def test_a_postponement_made_with_foresight_counts_when_in_force_at_the_window(n
             scores = run["scores"]
             assert scores["TA"] == 1.0 and not scores["needless_postponements"], (persona, seed, scores["ta_decisions"])
             assert rescore(run)["TA"] == 1.0  # the saved log scores the same
+            counted = {x["id"]: x for x in scores["ta_decisions"]}
             for d in load_scenario(name).ta_decisions:
-                if d.competing in agent.early:
-                    label = next(x for x in scores["ta_decisions"] if x["id"] == d.id)
+                if d.competing in agent.early and d.id in counted:  # (one no clash for this persona is not counted)
+                    label = counted[d.id]
                     assert label["later"] and label["J_share"] > 0, (d.id, persona, seed)
 
 
@@ -180,7 +184,8 @@ def test_allocating_work_that_competes_with_nothing_is_needless(name):
 def test_a_decision_with_nothing_to_postpone_does_not_count(name):
     """Competing work finished, or not yet come up, when the urgent work was handled is no
     failure (and no credit): the policy-follower, who works on everything at once, loses every
-    decision that counts, and each one left out had nothing to postpone."""
+    decision that counts, and each one left out had nothing to postpone (or is no clash for the
+    persona: not counted at all)."""
     from proactive_env.baselines import make_agent
 
     s = load_scenario(name)
@@ -189,8 +194,11 @@ def test_a_decision_with_nothing_to_postpone_does_not_count(name):
         log, counted = run["log"], {d["id"]: d for d in run["scores"]["ta_decisions"]}
         assert not any(d["now"] and d["later"] for d in counted.values())
         active = {e["task"]: e["t"] for e in log if e["type"] == "task_active"}
+        rules = next(e["rules"] for e in log if e["type"] == "run_start")
         for d in s.ta_decisions:
             if d.id in counted or d.urgent not in active or d.competing not in active:
+                continue
+            if not contested(s, d, persona, rules):
                 continue
             handled = min((e["t"] for e in log if e.get("task") == d.urgent and e["type"] in ("work", "present", "execute")
                            and d.start <= e["t"] < d.end), default=None)
@@ -284,7 +292,9 @@ def test_telling_the_user_about_the_competing_task_competes_only_for_their_time(
     """Blind round 19 (pottery_studio/reviewer/1008): a message explaining that the test tiles wait
     for Saturday's free kiln, sent inside a kiln clash, failed the decision as if the tiles had been
     fired. In a clash over a resource only running the competing work on it competes; in a clash
-    over the user's time, putting the competing matter to them does."""
+    over the user's time, putting the competing matter to them does — and so it does where the
+    competing side reaches the resource only through the user (``through_user``: exam_prep's
+    LockDown heads-up, told, restarts the laptop)."""
     s = load_scenario(name)
     checked = 0
     for d in s.ta_decisions:
@@ -293,11 +303,11 @@ def test_telling_the_user_about_the_competing_task_competes_only_for_their_time(
         run = play(_OracleWith(inside, Verb.PRESENT), name, "planner", 0)
         presented = any(e["type"] == "present" and e.get("task") == d.competing and d.start <= e["t"] < d.end
                         for e in run["log"])
-        if not presented:
+        label = next((x for x in run["scores"]["ta_decisions"] if x["id"] == d.id), None)
+        if not presented or label is None:  # (no clash for the planner: not counted)
             continue
         checked += 1
-        won = next(x for x in run["scores"]["ta_decisions"] if x["id"] == d.id)["J_share"] > 0
-        assert won == (d.shares != "user_time"), (d.id, d.shares)
+        assert (label["J_share"] > 0) == (not through_user(s, d)), (d.id, d.shares)
     assert checked, "no decision where the competing task could be put to the user inside the window"
 
 

@@ -191,6 +191,10 @@ def _task_row(scorer: RunScorer, scenario: Scenario, score, broke: dict, t: int)
 
 def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
     now, later, cont = scorer.ta_label(d.spec.id)
+    if d not in scorer.counted_decisions:
+        return now, later, cont, ("not counted: no clash for this persona (spec.contested) — the competing task's "
+                                  "rule puts nothing of it to the user, or the urgent one needs none of their time "
+                                  "and has a later chance")
     if not d.eligible:
         return now, later, cont, "both tasks were never active together (a 0 over TA's fixed denominator)"
     if now and not later and scorer.decision_won(d.spec.id):
@@ -204,7 +208,8 @@ def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
                    else "no substantive work on the urgent task inside the window")
     if not later and not d.intruded:
         if d.competed:
-            why.append("the competing task was worked on inside the window")
+            why.append("the competing task reached what the clash shares inside the window (put to the user, "
+                       "or run on the resource)")
         elif d.continuation == 0.5:
             why.append("the competing task was deferred without a time")
         elif not d.later:
@@ -284,7 +289,7 @@ def explain(trajectory: dict, scenario: Scenario | None = None) -> Explanation:
                     d.spec.id, f"{clock(scenario, d.spec.start)} – {clock(scenario, d.spec.end)}",
                     _title(scenario, d.spec.urgent), d.spec.rationale.strip(), _title(scenario, d.spec.competing),
                     d.spec.shares, d.eligible, now, later, cont, reason,
-                    won=d.eligible and scorer.decision_won(d.spec.id),
+                    won=d.eligible and d in scorer.counted_decisions and scorer.decision_won(d.spec.id),
                     nothing_to_postpone=scorer._nothing_to_postpone(d)))
         step = _trust_step(scenario, e)
         if step is not None:

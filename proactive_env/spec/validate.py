@@ -51,6 +51,53 @@ def rules_of(s: Scenario, persona: str, category: str) -> set[str]:
     return {r for r in rules if r is not None}
 
 
+def rule_at(s: Scenario, persona: str, category: str, minute: int, rules: dict[str, str] | None = None) -> str | None:
+    """The persona's rule for the category at ``minute``: the run's rule (``rules``: the one a seed
+    drew; default the stated one) as the scenario's unconditional feedback before then changed it.
+    (A revocation the agent brings on is not foreseen: it depends on the run.)"""
+    rule = (rules if rules is not None else s.personas[persona].rules).get(category)
+    for ev in sorted(s.events, key=lambda e: e.at):
+        change = ev.policy_change
+        if change and ev.when is None and ev.at <= minute and persona in change.personas and category in change.rules:
+            rule = change.rules[category]
+    return rule
+
+
+# The rules whose wanted play puts a matter to the user (a message, a request for their OK);
+# under "prepare" the work stays private and under "execute" the action is delegated and silent.
+PUT_TO_USER = frozenset({"suggest", "approve"})
+
+
+def through_user(s: Scenario, d) -> bool:
+    """Does the decision's competing side reach what the clash is about only through the user?
+    Over the user's time, always; over a resource, where the competing work is the user's own to
+    do (no compute of its own, no action the agent takes: told, the user does it on the resource)."""
+    if d.shares == "user_time":
+        return True
+    competing = next((t for t in s.tasks if t.id == d.competing), None)
+    return competing is not None and competing.work.resource is None and competing.action is None
+
+
+def contested(s: Scenario, d, persona: str, rules: dict[str, str] | None = None) -> bool:
+    """Is the TA decision a clash for this persona (and the run's ``rules``)? Where the competing
+    side reaches the clash only through the user (``through_user``), it competes only with what is
+    put to the user inside the window: if its wanted play puts nothing to them (its rule at the
+    window's start is prepare: private work; or execute: a delegated, silent action), nothing it
+    does there competes. And over the user's time the window is the urgent side's only chance by
+    the user's time only where its play needs them: silent, it must be its chance by its deadline
+    or its compute. Either failing, the decision is no decision for that persona. A competing side
+    that runs on the shared resource itself contests it under every persona."""
+    if not through_user(s, d):
+        return True
+    tasks = {t.id: t for t in s.tasks}
+    competing, urgent = tasks[d.competing], tasks[d.urgent]
+    if rule_at(s, persona, competing.category, d.start, rules) not in PUT_TO_USER:
+        return False
+    if d.shares != "user_time" or rule_at(s, persona, urgent.category, d.start, rules) in PUT_TO_USER:
+        return True
+    return urgent.deadline <= d.end or _opportunity(s, urgent, d.end, "") is None
+
+
 def _unique_ids(s: Scenario) -> Iterator[Problem]:
     for field in ("records", "tools", "events", "tasks", "resources", "ta_decisions"):
         seen: set[str] = set()
@@ -368,7 +415,49 @@ def _ta_decisions(s: Scenario) -> Iterator[Problem]:
         elif _later_slot(s, competing, d.end) is None:
             yield (f"{path}.competing", f"expected a feasible later opportunity for {competing.id!r}: a time after "
                                         f"{format_at(d.end)} when its resource is free for its work, before its deadline")
+        else:
+            yield from _later_for_personas(s, path, d, competing)
     yield from _decoys(s, ids)
+    if all(d.urgent in ids and d.competing in ids for d in s.ta_decisions):
+        yield from _a_clash_for_every_persona(s)
+
+
+def _rule_draws(s: Scenario, persona: str, categories: set[str]) -> Iterator[dict[str, str]]:
+    """Every combination of rules a seed may draw for these categories (the rest as stated)."""
+    import itertools
+
+    stated = s.personas[persona].rules
+    drawn = s.variants.rules.get(persona, {})
+    names = sorted(c for c in categories if c in stated)
+    options = [sorted({stated[c], *drawn.get(c, [])}) for c in names]
+    for combo in itertools.product(*options):
+        yield {**stated, **dict(zip(names, combo))}
+
+
+def _counted_for(s: Scenario, d, persona: str) -> bool:
+    """Is the decision a clash for the persona under some rules a seed may draw?"""
+    ids = {t.id: t for t in s.tasks}
+    categories = {ids[d.urgent].category, ids[d.competing].category}
+    return any(contested(s, d, persona, rules) for rules in _rule_draws(s, persona, categories))
+
+
+def _later_for_personas(s: Scenario, path: str, d, competing: Task) -> Iterator[Problem]:
+    """Where the competing side is put to the user (a persona for whom the decision is a clash
+    through the user), its later opportunity must find the user reachable when it starts."""
+    if not through_user(s, d):
+        return
+    for persona in s.personas:
+        if _counted_for(s, d, persona) and _later_slot(s, competing, d.end, reach_user=True) is None:
+            yield (f"{path}.competing", f"expected a later opportunity for {competing.id!r} with {persona!r}'s user "
+                                        f"reachable at its start (after {format_at(d.end)}, its work done before its deadline)")
+
+
+def _a_clash_for_every_persona(s: Scenario) -> Iterator[Problem]:
+    """TA's denominator for a persona is its clashes (``contested``): every persona needs one."""
+    for persona in s.personas:
+        if not any(_counted_for(s, d, persona) for d in s.ta_decisions):
+            yield ("ta_decisions", f"expected at least one decision that is a clash for the {persona!r} persona (a "
+                                   f"competing side its rules put to the user, or one that runs on the shared resource)")
 
 
 def _shown_before(s: Scenario, path: str, d) -> Iterator[Problem]:
@@ -445,9 +534,16 @@ def _opportunity(s: Scenario, task: Task, after: int, shares: str, within: int |
     return None
 
 
-def _later_slot(s: Scenario, task: Task, after: int) -> int | None:
-    """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free."""
-    return _opportunity(s, task, after, shares="")
+def _later_slot(s: Scenario, task: Task, after: int, reach_user: bool = False) -> int | None:
+    """A start ≥ ``after`` where the task's whole work fits before its deadline, its resource free
+    (and, with ``reach_user``, the user reachable at that start: the work is the agent's minutes,
+    putting it to the user a moment of theirs)."""
+    t = after
+    while (t := _opportunity(s, task, t, shares="")) is not None:
+        if not reach_user or _reachable(s, t):
+            return t
+        t += 15
+    return None
 
 # ------------------------------------------------------------------ coherent variants (issue #20.6)
 def _drawn_rules_stated(s: Scenario) -> Iterator[Problem]:
