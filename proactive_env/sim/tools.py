@@ -761,7 +761,9 @@ class TextTools:
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         task = self._action_task(requested, tool_args, about, message, file=False)
-        if task is not None:  # (a task of the matter named goes by the action named, whatever its arguments)
+        if task is not None and acts and _says_other(task, tool_args, self.names):
+            task = None  # the named matter's action on another thing's arguments: it waits for what it fits
+        if task is not None:
             self._file(task, self.matter(about), message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
@@ -770,7 +772,7 @@ class TextTools:
             named = self.matter(about)
             if named is not None and self._called_for(requested, tool_args):  # an open matter's action: said
                 raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
-                                f"({', '.join(requested)}); name the matter it is for")
+                                f"({', '.join(requested)}) on these arguments; name the matter it is for")
             # work done before its matter comes up is not lost: with or without about, a request
             # for an action no open matter calls for waits for a task that comes up with it and
             # fits its arguments (``settle``); the user sees it only then, under the rule then
@@ -1115,6 +1117,35 @@ def _fits_args(task: TaskState, args: dict, names: frozenset[str] = frozenset())
     none)? Judged on the open task alone, never against what is still to come: arguments that
     differ are another matter's (named with 'about', the call gets the task and its problem)."""
     return not args or task.spec.action is None or _mismatch(task, args, names) == 0
+
+
+def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
+    """Do the arguments a request gives say it is about another thing than the task's action:
+    more of the compared values it gives (leaf by leaf inside forms and lists of entries) differ
+    from the action's than agree with them? Arguments left out or partly off say nothing of the
+    kind: a request naming a matter goes by the action it names unless its values point elsewhere."""
+    action = task.spec.action
+    if action is None:
+        return False
+    agree = differ = 0
+    for key, value in args.items():
+        if key in action.args and key not in action.free_text:
+            a, d = _agreement(action.args[key], value, names)
+            agree, differ = agree + a, differ + d
+    return differ > agree
+
+
+def _agreement(expected: Any, given: Any, names: frozenset[str]) -> tuple[int, int]:
+    """(values that agree, values that differ) of ``given`` against ``expected``, counted on the
+    leaves a mapping gives (its keys the action has) and entry by entry in a list of mappings."""
+    if isinstance(expected, dict) and isinstance(given, dict):
+        pairs = [_agreement(expected[k], v, names) for k, v in given.items() if k in expected]
+    elif (isinstance(expected, list) and isinstance(given, list) and given
+          and all(isinstance(e, dict) for e in expected) and all(isinstance(g, dict) for g in given)):
+        pairs = [_agreement(e, g, names) for e, g in zip(expected, given)]
+    else:
+        return (1, 0) if _same_declared(expected, given, None, names) else (0, 1)
+    return sum(a for a, _ in pairs), sum(d for _, d in pairs)
 
 
 def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:
