@@ -178,3 +178,36 @@ def test_the_council_tax_form_asked_under_the_message_that_raised_it_is_asked():
                      "notices": [{"organisation": "Manchester City Council", "account_ref": "80417729",
                                   "form": "moving within Manchester"}]}}])
     assert said.startswith(f"Request under {matter.id} ") and form.approval is not None, said
+
+
+def test_the_dispute_follow_up_noted_under_the_banks_notice_stays_under_it():
+    """Round 22 (household_finances / reviewer / 1015): the dispute follow-up noted `about: m5`
+    (the bank's notice, "Noted under m5.") later "now counts for m6", a matter of the agent's own,
+    so that what it sent about m5 afterwards counted for nothing (t05, TC 20). Now the follow-up
+    that comes up joins m5: the note counts for it under m5, and so does the later message."""
+    world, tools = _world("household_finances", "reviewer", 1015)
+    charge, follow_up = world.by_id["t02_duplicate_charge"], world.by_id["t05_dispute_followup"]
+    notice = None
+    while not follow_up.active:
+        world.advance()
+        tools.settle()
+        if charge.active and not (charge.executed or charge.closed):  # the dispute is raised, as the player did
+            action = charge.spec.action
+            if charge.approval is None:
+                _call(tools, "request_approval", message="May I dispute the duplicate charge?", about=charge.spec.id,
+                      actions=[{"tool": action.tool, "args": dict(action.args)}])
+            if charge.approval == "approve":
+                _call(tools, action.tool, **action.args, about=charge.spec.id)
+        if notice is None and (notice := next((m for m in world.matters.values() if "DSP-558103" in m.title), None)):
+            said = _call(tools, "write_note", about=notice.id, text=(
+                "Dispute DSP-558103 is open and the bank has put the £64.35 back as a temporary credit; Greenleaf "
+                "has 10 working days to respond and Chris has nothing to do. Tell Chris this evening."))
+            assert said == f"Noted under {notice.id}.", said
+    tools.settle()
+    assert f"now counts for {notice.id}." in world.inbox[-2] + world.inbox[-1], world.inbox[-3:]
+    assert follow_up.index in notice.tasks and follow_up.started
+    since = len(world.log)
+    said = _call(tools, "message_user", about=notice.id, text=(
+        "The bank opened dispute DSP-558103 and put £64.35 back as a temporary credit; Greenleaf has 10 working "
+        "days to respond, nothing for you to do."))
+    assert said.startswith(f"Delivered under {notice.id}.") and _credited(world, since) == follow_up.spec.id, said
