@@ -2,9 +2,11 @@
 
 ``TextTools`` is a layer that drives a ``World``: generic tools (read and list records, private
 notes, messages, approval requests, follow-ups, deferral, allocation) beside the scenario's own
-domain tools. Each call that concerns a matter credits at most one task: the one named with
-``about`` (a task id from the open matters), else the one found deterministically by
-``attribute`` (documented there).
+domain tools. Each call that concerns a matter credits at most one task. A call that names a
+matter with ``about`` is that matter's and stays so: it goes to the task among the matter's own
+that it fits (the action it names, its arguments, its words), and a need it brings up joins the
+matter (``_file``); only calls without ``about`` are placed by their words across matters
+(``attribute``, documented there).
 """
 
 from __future__ import annotations
