@@ -211,3 +211,25 @@ def test_the_dispute_follow_up_noted_under_the_banks_notice_stays_under_it():
         "The bank opened dispute DSP-558103 and put £64.35 back as a temporary credit; Greenleaf has 10 working "
         "days to respond, nothing for you to do."))
     assert said.startswith(f"Delivered under {notice.id}.") and _credited(world, since) == follow_up.spec.id, said
+
+
+@pytest.mark.parametrize("name,persona", CASES)
+def test_needs_spotted_under_one_notice_each_get_their_own_notes(name, persona):
+    """Class sweep: where two needs no matter concerns yet are open, a note stating each one's
+    facts under the same notice counts for that need — the first need joining the notice never
+    takes the second's notes."""
+    for seed in SEEDS:
+        world, tools = _world(name, persona, seed)
+        while not world.done:
+            world.advance()
+            if world.done:
+                break
+            tools.settle()
+            spotted = [t for t in tools.open_tasks() if world.matter_of(t) is None and _facts(t)]
+            notices = [m for m in world.matters.values() if not m.tasks and not m.own]
+            if len(spotted) < 2 or not notices:
+                continue
+            for task in spotted[:2]:
+                since = len(world.log)
+                said = _call(tools, "write_note", text=_facts(task), about=notices[-1].id)
+                assert _credited(world, since) == task.spec.id, f"{name}/{persona}/{seed} {task.spec.id}: {said}"

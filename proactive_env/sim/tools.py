@@ -303,9 +303,9 @@ class TextTools:
         ``about`` names a matter (``list_matters``): the call is that matter's and stays so
         (``_file``). It goes to the matter's open task, or — where it concerns several — to the
         best match by words among them (ties: the most urgent; for a postponement only what is
-        still due at ``until`` counts, ties to the least urgent); where none of its own is open,
-        to a need no matter concerns yet that its words fit, which joins the named matter (else
-        nothing now: it waits, ``_keep``). Only without ``about`` are calls placed by words
+        still due at ``until`` counts, ties to the least urgent); where none that it raised is
+        open, to a need no matter concerns yet that its words fit, which joins the named matter
+        (else to what joined it before, or nothing now: it waits, ``_keep``). Only without ``about`` are calls placed by words
         across matters (``_unclaimed``). Execute tools and approval requests go by the action
         they name (``_action_task``). With ``file`` False nothing is filed (a call that may
         still be refused): ``_file`` files it once it is carried out.
@@ -314,8 +314,10 @@ class TextTools:
         open_tasks = self.open_tasks()
         if matter is not None:
             mine = [t for t in open_tasks if t.index in matter.tasks]
-            if not mine:  # nothing of its own open: a need it brings up joins it
-                return self._unclaimed(text, named=matter, file=file)
+            if all(t.index in matter.joined for t in mine):  # nothing it raised is open: a need it brings up joins it
+                spotted = self._unclaimed(text, named=matter, file=file)
+                if spotted is not None or not mine:
+                    return spotted
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
             if len(mine) == 1:
@@ -342,6 +344,7 @@ class TextTools:
         shown = self.world.matters.get(named.id)  # (a privileged call by task id: the matter shown for it)
         if shown is not None and task.index not in shown.tasks:
             shown.tasks.append(task.index)
+            shown.joined.append(task.index)
             self.world._record("matter_joined", id=shown.id, task=task.spec.id)
 
     def _unclaimed(self, text: str, named: Matter | None = None, file: bool = True) -> TaskState | None:

@@ -85,6 +85,7 @@ class Matter:
     # that comes up joins a matter a call for it named (text face: calls stay under the matter they name)
     own: bool = False  # taken up by the agent, not raised by an event
     records: tuple[str, ...] = ()  # the records its event brought
+    joined: list[int] = field(default_factory=list)  # of ``tasks``, those that joined it by a call naming it
 
 
 @dataclass(slots=True)
