@@ -305,10 +305,11 @@ class TextTools:
         best match by words among them (ties: the most urgent; for a postponement only what is
         still due at ``until`` counts, ties to the least urgent); where none that it raised is
         open, to a need no matter concerns yet that its words fit, which joins the named matter
-        (else to what joined it before, or nothing now: it waits, ``_keep``). Only without ``about`` are calls placed by words
-        across matters (``_unclaimed``). Execute tools and approval requests go by the action
-        they name (``_action_task``). With ``file`` False nothing is filed (a call that may
-        still be refused): ``_file`` files it once it is carried out.
+        (else to what joined it before, or nothing now: it waits, ``_keep``). Only without
+        ``about`` are calls placed by words across matters (``_unclaimed``). Execute tools and
+        approval requests go by the action they name (``_action_task``). With ``file`` False
+        nothing is filed (a call that may still be refused): ``_file`` files it once it is
+        carried out.
         """
         matter = self.matter(about)
         open_tasks = self.open_tasks()
