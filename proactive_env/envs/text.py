@@ -160,8 +160,8 @@ How this world works (general rules; the tools' replies never depend on what is 
 - Time moves only when you call wait, or by itself after {limit} calls at one moment, to the next moment that \
 needs you; each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
-concerns it (list_matters lists them). A note or message counts for the matter it is about: write each about \
-one matter. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
+concerns it (list_matters lists them): a call stays under the matter it names, and goes to the thing there \
+its action, arguments or words fit. Write each about one thing. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
 best, or waits for the first matter it fits that comes up (you are told; a follow-up \
 under a matter whose own work is over waits a day). A note or message that \
 also covers a need you spotted counts for that too; a message counts only where the policy wants one.
@@ -184,8 +184,7 @@ Your notes, messages and the arguments of what you execute are judged in your ow
 not work.
 - Timing: while the user is busy with something urgent, work on it now, and put nothing else to them nor run \
 anything on its compute until it is over (private notes take neither): postpone the rest with defer_task to a concrete time after it and \
-before its deadline and free of the user's use of its compute ('what' names which thing, where one message \
-raised several), or reserve its compute (or queue its job to begin) for after the clash. \
+before its deadline and free of the user's use of its compute, or reserve its compute (or queue its job to begin) for after the clash. \
 A postponement counts once you have seen the clash (the matter open, and what it competes with come up or \
 read in the records), even before it starts; postponing work that competes with nothing costs like a lost \
 decision.

@@ -2,9 +2,11 @@
 
 ``TextTools`` is a layer that drives a ``World``: generic tools (read and list records, private
 notes, messages, approval requests, follow-ups, deferral, allocation) beside the scenario's own
-domain tools. Each call that concerns a matter credits at most one task: the one named with
-``about`` (a task id from the open matters), else the one found deterministically by
-``attribute`` (documented there).
+domain tools. Each call that concerns a matter credits at most one task. A call that names a
+matter with ``about`` is that matter's and stays so: it goes to the task among the matter's own
+that it fits (the action it names, its arguments, its words), and a need it brings up joins the
+matter (``_file``); only calls without ``about`` are placed by their words across matters
+(``attribute``, documented there).
 """
 
 from __future__ import annotations
@@ -298,21 +300,25 @@ class TextTools:
                   until: int | None = None, file: bool = True) -> TaskState | None:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
-        ``about`` names a matter (``list_matters``): the call goes to its open task, or — where
-        it concerns several — to the best match by words among them (ties: the most urgent; for a
-        postponement only what is still due at ``until`` counts, ties to the least urgent); where
-        none of its own is open any more, the call is taken as a follow-up, as without ``about``.
-        Without ``about`` the call is something the agent took up on its own (``_unclaimed``).
-        Execute tools and approval requests go by the action they name (``_action_task``).
-        With ``file`` False nothing is filed (a call that may still be refused): ``own_matter``
-        files it once it is carried out.
+        ``about`` names a matter (``list_matters``): the call is that matter's and stays so
+        (``_file``). It goes to the matter's open task, or — where it concerns several — to the
+        best match by words among them (ties: the most urgent; for a postponement only what is
+        still due at ``until`` counts, ties to the least urgent); where none that it raised is
+        open, to a need no matter concerns yet that its words fit, which joins the named matter
+        (else to what joined it before, or nothing now: it waits, ``_keep``). Only without
+        ``about`` are calls placed by words across matters (``_unclaimed``). Execute tools and
+        approval requests go by the action they name (``_action_task``). With ``file`` False
+        nothing is filed (a call that may still be refused): ``_file`` files it once it is
+        carried out.
         """
         matter = self.matter(about)
         open_tasks = self.open_tasks()
         if matter is not None:
             mine = [t for t in open_tasks if t.index in matter.tasks]
-            if not mine:  # its own work is over: a follow-up the agent files under it is found by its words
-                return self._unclaimed(text, named=True, file=file)
+            if all(t.index in matter.joined for t in mine):  # nothing it raised is open: a need it brings up joins it
+                spotted = self._unclaimed(text, named=matter, file=file)
+                if spotted is not None or not mine:
+                    return spotted
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
             if len(mine) == 1:
@@ -328,17 +334,32 @@ class TextTools:
         if self.world.matter_of(task) is None:
             self.world.raise_matter(headline(text), [task.index], own=True)
 
-    def _unclaimed(self, text: str, named: bool = False, file: bool = True) -> TaskState | None:
+    def _file(self, task: TaskState, named: Matter | None, text: str) -> None:
+        """File a call that counts for ``task`` under the matter it names: the task joins that
+        matter if it is not among its tasks yet (a call that names a matter is that matter's, and
+        stays so: what counts for it later is said under it too). Without a matter named, under a
+        matter of the agent's own where none concerns the task."""
+        if named is None:
+            self.own_matter(task, text)
+            return
+        shown = self.world.matters.get(named.id)  # (a privileged call by task id: the matter shown for it)
+        if shown is not None and task.index not in shown.tasks:
+            shown.tasks.append(task.index)
+            shown.joined.append(task.index)
+            self.world._record("matter_joined", id=shown.id, task=task.spec.id)
+
+    def _unclaimed(self, text: str, named: Matter | None = None, file: bool = True) -> TaskState | None:
         """Something the agent took up on its own: the open task no matter concerns yet that the
-        words fit best (it becomes the agent's own matter); else, where the agent named no matter,
-        the open task of a listed matter whose own facts the words carry; else None."""
+        words fit best (filed under the matter named, else a matter of the agent's own); else,
+        where the agent named no matter, the open task of a listed matter whose own facts the
+        words carry; else None."""
         unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
         task = self._best(unclaimed, text, least=LINK_BY_WORDS)
         if task is not None and self._fits_best(task, text):
             if file:
-                self.own_matter(task, text)
+                self._file(task, named, text)
             return task
-        if named or task is not None:  # the agent named a matter, or the words fit another thing as well
+        if named is not None or task is not None:  # the agent named a matter, or the words fit another thing as well
             return None
         raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
                   and (s := _claim_score(self.distinct, t.spec, text)) >= RAISED_CLAIM]
@@ -412,11 +433,8 @@ class TextTools:
 
     def _linked(self, task: TaskState | None, about: Any, kept: bool = False) -> str:
         """Which matter a call went to, as the result says it."""
-        named = self.matter(about)
-        if task is not None:
-            matter = named if named is not None and task.index in named.tasks else self.world.matter_of(task)
-        else:
-            matter = named
+        named = self.matter(about)  # a call that names a matter is filed under it (``_file``)
+        matter = named if named is not None or task is None else self.world.matter_of(task)
         if matter is not None:  # said alike whatever the matter holds or is still to come (non-interference)
             return f" under {matter.id}"
         if kept:  # a note or message: it waits for a matter it concerns
@@ -467,9 +485,14 @@ class TextTools:
         w = self.world
         self.earlier.remove(item)
         words = item.get("what") or item["text"]  # a postponement is titled with what it postpones
-        matter = w.matter_of(task) or w.raise_matter(self._title(task, words), [task.index], own=True)
+        named = w.matters.get(item.get("about", ""))  # the matter the call named: it stays there
+        before = w.matter_of(task)
+        if named is not None:
+            self._file(task, named, words)
+        matter = named or before or w.raise_matter(self._title(task, words), [task.index], own=True)
+        same = f" (the same work as {before.id})" if before is not None and before is not matter else ""
         w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
-               f"{'also ' if 'also' in item else ''}for {matter.id}.")
+               f"{'also ' if 'also' in item else ''}for {matter.id}{same}.")
         if item["kind"] == "request":
             if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:
                 # the same rule as a live request: an approval holds until the action is done, so a
@@ -650,6 +673,8 @@ class TextTools:
         follow-up, and waits for any matter it concerns."""
         named = self.matter(about)
         item = {"kind": kind, "text": text, "t": self.world.now, **extra}
+        if named is not None:  # what it counts for later is filed under it
+            item["about"] = named.id
         if named is not None and not named.tasks and named.records:  # under a notice: a matter about what it brought
             item["records"] = named.records  # (a notice that brought no record is about what its words say)
         elif named is not None:  # a follow-up to a finished matter: for a need that comes up within a day
@@ -742,10 +767,10 @@ class TextTools:
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         task = self._action_task(requested, tool_args, about, message, file=False)
-        if task is not None and acts and not self._for(task, tool_args, message) and not self._called_for(requested, tool_args):
-            task = None  # the named matter's action on other arguments: work for a matter still to come
+        if task is not None and acts and _says_other(task, tool_args, self.names):
+            task = None  # the named matter's action on another thing's arguments: it waits for what it fits
         if task is not None:
-            self.own_matter(task, message or " ".join(requested))
+            self._file(task, self.matter(about), message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
@@ -753,13 +778,13 @@ class TextTools:
             named = self.matter(about)
             if named is not None and self._called_for(requested, tool_args):  # an open matter's action: said
                 raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
-                                f"({', '.join(requested)}); name the matter it is for")
+                                f"({', '.join(requested)}) on these arguments; name the matter it is for")
             # work done before its matter comes up is not lost: with or without about, a request
             # for an action no open matter calls for waits for a task that comes up with it and
             # fits its arguments (``settle``); the user sees it only then, under the rule then
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
-                                 "args": tool_args})
+                                 "args": tool_args, **self._named(about)})
             return (f"Request kept: it fits no open matter; it goes to {w.scenario.user.name} if a matter it fits "
                     f"comes up (you will be told).")
         task = task or self.attribute(message, about=about)
@@ -774,7 +799,7 @@ class TextTools:
             requested = (RUN_TOOL,)
             if rest:  # the other actions wait for the matter whose work they are
                 self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": rest,
-                                     "args": tool_args})
+                                     "args": tool_args, **self._named(about)})
                 split = f" ({', '.join(rest)}: kept for the matter whose work it is; you will be told)"
         if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:  # said, not asked again
             matter = w.matter_of(task)
@@ -790,6 +815,11 @@ class TextTools:
             return f"Request{self._linked(task, about)} queued: the user will decide when available.{split}"
         return (f"Request{self._linked(task, about)} sent; {w.scenario.user.name} answered at once (the reply is "
                 f"below).{split}")
+
+    def _named(self, about: Any) -> dict:
+        """What a kept item records of the matter its call named (it counts under that one later)."""
+        named = self.matter(about)
+        return {"about": named.id} if named is not None else {}
 
     def _elsewhere(self, task: TaskState, requested: tuple[str, ...], about: Any = None) -> list[str]:
         """Tools a request lists that are not this task's to ask for but another open task's action."""
@@ -837,13 +867,15 @@ class TextTools:
             # a call naming a matter is that matter's, or a need no matter concerns yet that it
             # brought up (its arguments are that need's): never another matter's work
             acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args, self.names)]
+        said = f"{words} {json.dumps(args, ensure_ascii=False)}"  # its words, free-text arguments included
         for pool in (mine, acting):
-            best = max(pool, key=lambda t: (-_mismatch(t, args, self.names), -t.spec.deadline, -t.index), default=None)
+            best = max(pool, key=lambda t: (-_mismatch(t, args, self.names), _mentions(t.spec, said), -t.spec.deadline,
+                                            -t.index), default=None)
             if best is not None and pool is acting and not mine and not _fits_args(best, args, self.names):
                 return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
                 if file:
-                    self.own_matter(best, words or " ".join(tools))
+                    self._file(best, matter, words or " ".join(tools))
                 return best
         return None
 
@@ -990,7 +1022,7 @@ class TextTools:
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")
-        self.own_matter(task, what)
+        self._file(task, self.matter(about), what)
         verb = "Moved your reservation: reserved" if held is not None else "Reserved"
         return f"{verb} {resource} {w.clock_text(begins)}–{w.clock_text(begins + duration)}{self._linked(task, about)}."
 
@@ -1091,6 +1123,35 @@ def _fits_args(task: TaskState, args: dict, names: frozenset[str] = frozenset())
     none)? Judged on the open task alone, never against what is still to come: arguments that
     differ are another matter's (named with 'about', the call gets the task and its problem)."""
     return not args or task.spec.action is None or _mismatch(task, args, names) == 0
+
+
+def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
+    """Do the arguments a request gives say it is about another thing than the task's action:
+    more of the compared values it gives (leaf by leaf inside forms and lists of entries) differ
+    from the action's than agree with them? Arguments left out or partly off say nothing of the
+    kind: a request naming a matter goes by the action it names unless its values point elsewhere."""
+    action = task.spec.action
+    if action is None:
+        return False
+    agree = differ = 0
+    for key, value in args.items():
+        if key in action.args and key not in action.free_text:
+            a, d = _agreement(action.args[key], value, names)
+            agree, differ = agree + a, differ + d
+    return differ > agree
+
+
+def _agreement(expected: Any, given: Any, names: frozenset[str]) -> tuple[int, int]:
+    """(values that agree, values that differ) of ``given`` against ``expected``, counted on the
+    leaves a mapping gives (its keys the action has) and entry by entry in a list of mappings."""
+    if isinstance(expected, dict) and isinstance(given, dict):
+        pairs = [_agreement(expected[k], v, names) for k, v in given.items() if k in expected]
+    elif (isinstance(expected, list) and isinstance(given, list) and given
+          and all(isinstance(e, dict) for e in expected) and all(isinstance(g, dict) for g in given)):
+        pairs = [_agreement(e, g, names) for e, g in zip(expected, given)]
+    else:
+        return (1, 0) if _same_declared(expected, given, None, names) else (0, 1)
+    return sum(a for a, _ in pairs), sum(d for _, d in pairs)
 
 
 def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:

@@ -81,9 +81,11 @@ class Matter:
     id: str
     title: str  # in the user's (or the agent's own) words
     raised: int
-    tasks: list[int] = field(default_factory=list)  # the tasks it concerns (hidden from the agent)
+    tasks: list[int] = field(default_factory=list)  # the tasks it concerns (hidden from the agent); a task
+    # that comes up joins a matter a call for it named (text face: calls stay under the matter they name)
     own: bool = False  # taken up by the agent, not raised by an event
     records: tuple[str, ...] = ()  # the records its event brought
+    joined: list[int] = field(default_factory=list)  # of ``tasks``, those that joined it by a call naming it
 
 
 @dataclass(slots=True)
