@@ -102,7 +102,7 @@ def test_the_briefing_states_the_rules_the_scorer_applies():
     env = ProactivityTextEnv("monitor", "planner")
     briefing, _ = env.reset(seed=0)
     for rule in ("after 24 calls", "'about'", "Depth:", "not a suggestion", "request_approval about one matter",
-                 "competes with it", "defer_task", "allocate_resource", "count half", "privacy", "own words",
+                 "private notes take neither", "defer_task", "allocate_resource", "count half", "privacy", "own words",
                  "arguments of what you execute", "With 'about', a request or action is that matter's"):
         assert rule in briefing, rule
     tags = {t["function"]["name"]: t["function"]["description"] for t in env.tools()}
