@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import struct
 from typing import Any
 
@@ -11,6 +13,7 @@ from gymnasium import spaces
 
 from ..scoring import RunScorer, Weights, make_trajectory
 from ..sim import SharedPool, TaskState, Verb, World
+from ..sim.world import clock_text
 from ..spec import MAX_CATEGORIES, MAX_TASKS, PERSONAS, RULES, Scenario, load_scenario, variant
 from .render import ansi_timeline, rgb_timeline
 
@@ -68,6 +71,8 @@ _URGENCY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _URGENCY for slot in r
 _BUSY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _BUSY for slot in range(MAX_TASKS)]
 _RESOURCE_AT = [_RESOURCES.start + i * len(RESOURCE_FEATURES) for i in range(MAX_RESOURCES)]
 _GRACE_AT, _HERE_AT, _AGE_AT = _CLOCK.start + 8, _CLOCK.start + 7, _FEEDBACK.stop - 1
+# A task's six mask entries as bytes, per tuple of valid verbs (``bytes()`` of the tuple, made once)
+_MASK_BYTES = {verbs: bytes(verbs) for verbs in itertools.product((False, True), repeat=N_VERBS)}
 
 
 class ProactivityEnv(gym.Env):
@@ -440,7 +445,7 @@ class ProactivityEnv(gym.Env):
                 cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
             cells[_BUSY_AT[index]] = busy[res]
-        self._time = world.clock_text()
+        self._time = _clock_text(s.start_date, now)
 
     def _jobs_update(self, moved: bool) -> None:
         """The agent's running jobs per resource: they change with the clock and with every job
@@ -487,7 +492,7 @@ class ProactivityEnv(gym.Env):
             assessed and not t.spec.noop, world.needs_run_ok(t))
         if t.closed:
             self._cells[_URGENCY_AT[t.index]] = 0.0
-        self._mask_cells[1 + t.index::MAX_TASKS] = bytes(world.valid_verbs(t))
+        self._mask_cells[1 + t.index::MAX_TASKS] = _MASK_BYTES[world.valid_verbs(t)]
 
     def _obs(self) -> dict[str, np.ndarray]:
         parts = self._buffer.copy()
@@ -503,6 +508,10 @@ class ProactivityEnv(gym.Env):
             info["decisions"] = [d.to_dict() for d in decisions[self._decisions_seen:]]
             self._decisions_seen = len(decisions)
         return info
+
+
+# ``info["time"]`` at each minute the clock stops on (the same minutes recur from episode to episode)
+_clock_text = functools.lru_cache(maxsize=8192)(clock_text)
 
 
 def _action_int(action) -> int | None:
