@@ -275,6 +275,14 @@ class ProactivityEnv(gym.Env):
         obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
         return obs, info
 
+    def release(self) -> None:
+        """Let go of the last episode (its world, scorer and what the steps kept of it), as if never
+        reset: what a multi-scenario env does with the scenario it leaves, which nothing reads until
+        its next ``reset``."""
+        self.world = None
+        for name in ("scorer", "_actions", "_summary"):
+            self.__dict__.pop(name, None)
+
     def _bind_parts(self) -> None:
         """The observation's parts as views of the one buffer, and the memoryviews single cells
         are written through (again after unpickling or a deep copy, which would otherwise leave
