@@ -70,6 +70,7 @@ _STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for s
 _URGENCY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _URGENCY for slot in range(MAX_TASKS)]
 _BUSY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _BUSY for slot in range(MAX_TASKS)]
 _RESOURCE_AT = [_RESOURCES.start + i * len(RESOURCE_FEATURES) for i in range(MAX_RESOURCES)]
+_RULE_AT = [_RULES.start + c * len(RULE_FEATURES) for c in range(MAX_CATEGORIES)]
 _GRACE_AT, _HERE_AT, _AGE_AT = _CLOCK.start + 8, _CLOCK.start + 7, _FEEDBACK.stop - 1
 # A task's six mask entries as bytes, per tuple of valid verbs (``bytes()`` of the tuple, made once)
 _MASK_BYTES = {verbs: bytes(verbs) for verbs in itertools.product((False, True), repeat=N_VERBS)}
@@ -261,13 +262,14 @@ class ProactivityEnv(gym.Env):
         self._resource_use = [self.world.schedule.resource_busy[r.id] for r in s.resources]
         self._pools = [self.world.pools[r.id] for r in s.resources]
         self._jobs_seen = [0] * len(s.resources)
+        cells = self._cells
         for i, r in enumerate(s.resources):
-            self._resources[i, 0] = 1.0
-            self._resources[i, 4] = min(1.0, r.capacity / 8)
+            cells[_RESOURCE_AT[i]] = 1.0
+            cells[_RESOURCE_AT[i] + 4] = min(1.0, r.capacity / 8)
         self._stated = dict(self._variant["rules"])
         for c, category in enumerate(self._categories):
-            self._rules[c, 0] = 1.0
-            self._rules[c, 1 + RULES.index(self._stated[category])] = 1.0
+            cells[_RULE_AT[c]] = 1.0
+            cells[_RULE_AT[c] + 1 + RULES.index(self._stated[category])] = 1.0
         self._feedback_at = 0
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()

@@ -775,9 +775,13 @@ class RunScorer:
             self.counted_decisions = tuple(d for d in self.decisions
                                            if d.spec.urgent in counted and d.spec.competing in counted)
         self._stated_rules = dict(rules)
+        # cached per (persona, rules, counted tasks): a variant draws among few rule sets
+        key = (self.persona, tuple(sorted(rules.items())), frozenset(map(id, self.scenario.tasks)), self._counted_set)
+        self.meant_to_see = _MEANT_TO_SEE.get(key, tuple(self.scenario.tasks), lambda: self._meant_to_see(rules))
+
+    def _meant_to_see(self, rules: dict[str, str]) -> frozenset[str]:
         stated = PolicyState(dict(rules))
-        self.meant_to_see = frozenset(t for t in self.counted
-                                      if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
+        return frozenset(t for t in self.counted if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
 
     def _counted_ids(self) -> frozenset[str]:
         """The counted task ids, cached per (persona, task set, rules the persona may hold): a
@@ -957,6 +961,7 @@ class _HeldCache:
 
 
 _COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, changes) -> the counted task ids
+_MEANT_TO_SEE = _HeldCache(4096)  # (persona, rules, ids of tasks, counted ids) -> the counted tasks the user is meant to see
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
 _SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?
