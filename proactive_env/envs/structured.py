@@ -65,6 +65,7 @@ _CLOCK, _TASKS, _RESOURCES, _RULES, _FEEDBACK = (slice(end - n, end) for end, n 
 # the same rounding as a numpy assignment): the byte offset of each slot's first state column.
 _STATE_ROW = struct.Struct(f"={len(STATE_FEATURES)}f")
 _STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for slot in range(MAX_TASKS)]
+_STATIC_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES)) for slot in range(MAX_TASKS)]  # (static columns first)
 # Single cells are written through a memoryview of the buffer (a float32 store, the same rounding
 # as numpy's, at a fraction of the cost of indexing the array): each one's index in the buffer.
 _URGENCY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _URGENCY for slot in range(MAX_TASKS)]
@@ -221,7 +222,7 @@ class ProactivityEnv(gym.Env):
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
         self._categories = list(self.base.categories)
-        self._prepared: dict[int, tuple] = {}  # id(task) -> (task, its static columns): the base's tasks
+        self._prepared: dict[int, tuple] = {}  # id(task) -> (task, (its static columns, its evidence)): the base's tasks
         self.world: World | None = None
         # Set by the multi-assistant env: worlds that share one clock and pools of compute.
         self.pools: dict[str, SharedPool] | None = None
@@ -295,10 +296,11 @@ class ProactivityEnv(gym.Env):
         self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
         self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
         self._cells = memoryview(buffer)
+        self._raw = self._cells.cast("B")
         self._mask_cells = memoryview(self._mask).cast("B")
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_cells", "_mask_cells")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_cells", "_raw", "_mask_cells")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -393,18 +395,20 @@ class ProactivityEnv(gym.Env):
     def _static_rows(self, s: Scenario) -> None:
         """Each slot's static columns, from rows prepared once per task (a seed's variant only
         reorders or drops the file's tasks)."""
-        rows = [self._static_row(t) for t in s.tasks]
-        if rows:
-            self._tasks[:len(rows), :len(STATIC_FEATURES)] = rows
-        self._evidence = [frozenset(t.evidence) for t in s.tasks]
+        prepared = [self._static_row(t) for t in s.tasks]
+        raw = self._raw
+        for slot, (row, _) in enumerate(prepared):
+            raw[_STATIC_AT[slot]:_STATIC_AT[slot] + len(row)] = row
+        self._evidence = [evidence for _, evidence in prepared]
         resource_index = {r.id: i for i, r in enumerate(s.resources)}
         self._resource_tasks = [(i, resource_index[t.work.resource]) for i, t in enumerate(s.tasks)
                                 if t.work.resource is not None]
         # when each task is needed (its needed-by time, else its deadline), for its urgency
         self._due = [t.needed_by or t.deadline for t in s.tasks]
 
-    def _static_row(self, t) -> np.ndarray:
-        """A task's static columns (cached per task object: the variants of the file share it)."""
+    def _static_row(self, t) -> tuple[bytes, frozenset[str]]:
+        """A task's static columns (as the buffer's bytes) and its evidence records, cached per task
+        object: the variants of the file share it."""
         hit = self._prepared.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
@@ -417,8 +421,9 @@ class ProactivityEnv(gym.Env):
         row[_T["conditional"]] = bool(t.requires)
         row[_T["work_size"]] = min(1.0, t.work.units * t.work.minutes / WORK_SCALE)
         row[_T["category_0"] + self._categories.index(t.category)] = 1.0
-        self._prepared[id(t)] = (t, row)  # (held: its id stays its own)
-        return row
+        prepared = row.tobytes(), frozenset(t.evidence)
+        self._prepared[id(t)] = (t, prepared)  # (held: its id stays its own)
+        return prepared
 
     def _refresh(self, moved: bool) -> None:
         """Bring the observation up to date: rows of tasks that changed, time-dependent columns."""
