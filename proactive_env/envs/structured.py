@@ -222,6 +222,7 @@ class ProactivityEnv(gym.Env):
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
         self._categories = list(self.base.categories)
+        self._fresh_rows: dict[tuple, tuple] = {}  # (id(task), run needs an OK) -> (task, its untouched state row, mask)
         self._prepared: dict[int, tuple] = {}  # id(task) -> (task, (its static columns, its evidence)): the base's tasks
         self.world: World | None = None
         # Set by the multi-assistant env: worlds that share one clock and pools of compute.
@@ -274,9 +275,28 @@ class ProactivityEnv(gym.Env):
         self._feedback_at = 0
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()
-        self.world.dirty.update(range(len(s.tasks)))
+        self._untouched_rows()
         obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
         return obs, info
+
+    def _untouched_rows(self) -> None:
+        """At reset, the rows of the tasks the world has not touched yet (``dirty``: nothing has
+        happened to them since it was built): each is the row ``_task_row`` writes for the fresh
+        task, kept per (task, whether its run needs the user's OK — the drawn rules decide it) the
+        first time it is written. The others are written as every step writes them."""
+        world, raw, fresh = self.world, self._raw, self._fresh_rows
+        for t in world.tasks:
+            if t.index in world.dirty:
+                continue
+            key = (id(t.spec), world.needs_run_ok(t))
+            hit = fresh.get(key)
+            state_at, mask_at = _STATE_AT[t.index], 1 + t.index
+            if hit is None or hit[0] is not t.spec:
+                self._task_row(t)
+                hit = fresh[key] = (t.spec, bytes(raw[state_at:state_at + _STATE_ROW.size]),
+                                    bytes(self._mask_cells[mask_at::MAX_TASKS]))  # (held: its id stays its own)
+            raw[state_at:state_at + _STATE_ROW.size] = hit[1]
+            self._mask_cells[mask_at::MAX_TASKS] = hit[2]
 
     def release(self) -> None:
         """Let go of the last episode (its world, scorer and what the steps kept of it), as if never
