@@ -104,8 +104,9 @@ def slow_path(monkeypatch):
     monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(
         update=persona.model_dump(exclude_unset=True) if persona else {}))
     monkeypatch.setattr(judge, "_STATED", NeverHeld())
-    monkeypatch.setattr(judge, "claim_made", judge.claim_made.__wrapped__)
-    monkeypatch.setattr(metrics, "claim_made", judge.claim_made.__wrapped__)
+    claim_made_afresh = judge.claim_made.__wrapped__
+    monkeypatch.setattr(judge, "claim_made", claim_made_afresh)
+    monkeypatch.setattr(metrics, "claim_made", claim_made_afresh)
     monkeypatch.setattr(metrics, "_MEANT_TO_SEE", SimpleNamespace(get=lambda key, held, compute: compute()))
     monkeypatch.setattr(structured, "_clock_text", world_module.clock_text)
 
