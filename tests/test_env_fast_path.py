@@ -4,9 +4,9 @@ The fast path updates the observation in place for only what changed (rows of di
 clock's columns when it moves), copies it once per step, scores only the log entries that can
 matter and caches what does not change (a task's verdicts per (task, what the rubric judge reads
 of its work), its composed work per (evidence read, units done), a variant's seed-independent
-parts, static slot rows). The slow path, patched in here, rebuilds every row and clock column at
-every step, reads every log entry, checks every TA window, judges the whole work and caches
-nothing. The
+parts, static slot rows, the facts a text states, the tasks the user is meant to see). The slow
+path, patched in here, rebuilds every row and clock column at every step, reads every log entry,
+checks every TA window, judges the whole work and caches nothing. The
 same action sequences (oracle, a seeded random player, the policy-follower; shaped and not) on
 every scenario–persona pair must give bit-identical observations, rewards, infos and final scores,
 the rewards must sum to J, and re-scoring the log must give the live scores.
@@ -20,6 +20,7 @@ import math
 import pickle
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ import pytest
 from proactive_env.baselines import make_agent
 from proactive_env.envs import structured
 from proactive_env.envs.structured import ProactivityEnv
+from proactive_env.envs.suite import SuiteEnv
 from proactive_env.scoring import judge, metrics
 from proactive_env.scoring.compose import compose_artifact
 from proactive_env.scoring.metrics import RunScorer, score_log
@@ -36,7 +38,7 @@ from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
-PLAYS = [("oracle", 1, False), ("random", 1000, False), ("random", 3, True), ("policy-follower", 1000, False)]
+PLAYS = [("oracle", 0, False), ("random", 1000, False), ("random", 1001, True), ("policy-follower", 1001, False)]
 
 
 def _play(scenario: str, persona: str, agent: str, seed: int, shaping: bool) -> list:
@@ -84,6 +86,10 @@ def slow_path(monkeypatch):
         self._prepared.clear()
         return static_row(self, t)
 
+    class NeverHeld(dict):  # a cache that keeps nothing
+        def __setitem__(self, key, value):
+            pass
+
     static_row = ProactivityEnv._static_row
     monkeypatch.setattr(judge.RubricJudge, "observed_it_reads", staticmethod(lambda task, observed: observed))
     monkeypatch.setattr(ProactivityEnv, "_refresh", refresh_everything)
@@ -97,6 +103,12 @@ def slow_path(monkeypatch):
         frozenset(ev.id for ev in s.events if variant._pinned(s, ev)), {}))
     monkeypatch.setattr(world_module, "_replies", lambda scenario, persona: scenario.model_copy(
         update=persona.model_dump(exclude_unset=True) if persona else {}))
+    monkeypatch.setattr(judge, "_STATED", NeverHeld())
+    claim_made_afresh = judge.claim_made.__wrapped__
+    monkeypatch.setattr(judge, "claim_made", claim_made_afresh)
+    monkeypatch.setattr(metrics, "claim_made", claim_made_afresh)
+    monkeypatch.setattr(metrics, "_MEANT_TO_SEE", SimpleNamespace(get=lambda key, held, compute: compute()))
+    monkeypatch.setattr(structured, "_clock_text", world_module.clock_text)
 
 
 def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
@@ -107,6 +119,26 @@ def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
         assert len(slow) == len(trace), (s, p, play)
         for step, (a, b) in enumerate(zip(trace, slow)):
             assert a == b, (s, p, play, step)
+
+
+def test_the_suite_plays_as_before_while_the_scenario_it_leaves_holds_no_episode(monkeypatch):
+    """``SuiteEnv`` releases the scenario env it leaves (``ProactivityEnv.release``): the suite's
+    steps are bit-identical to a suite that keeps every episode, and a left env holds none."""
+    def play(suite, released: bool) -> list:
+        rng, trace = np.random.default_rng(7), []
+        obs, info = suite.reset(seed=11)
+        for _ in range(3000):
+            obs, reward, terminated, truncated, info = suite.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            trace.append((_shown(obs, info), reward, terminated, truncated))
+            if terminated or truncated:
+                obs, info = suite.reset()
+                trace.append(_shown(obs, info))
+                assert not released or all(env.world is None for env in suite.envs if env is not suite.current)
+        return trace
+
+    released = play(SuiteEnv(), released=True)
+    monkeypatch.setattr(ProactivityEnv, "release", lambda self: None)
+    assert released == play(SuiteEnv(), released=False)
 
 
 def test_every_kind_the_scorer_reads_is_one_the_world_records():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import struct
 from typing import Any
 
@@ -11,6 +13,7 @@ from gymnasium import spaces
 
 from ..scoring import RunScorer, Weights, make_trajectory
 from ..sim import SharedPool, TaskState, Verb, World
+from ..sim.world import clock_text
 from ..spec import MAX_CATEGORIES, MAX_TASKS, PERSONAS, RULES, Scenario, load_scenario, variant
 from .render import ansi_timeline, rgb_timeline
 
@@ -62,12 +65,16 @@ _CLOCK, _TASKS, _RESOURCES, _RULES, _FEEDBACK = (slice(end - n, end) for end, n 
 # the same rounding as a numpy assignment): the byte offset of each slot's first state column.
 _STATE_ROW = struct.Struct(f"={len(STATE_FEATURES)}f")
 _STATE_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES) + _STATE.start) for slot in range(MAX_TASKS)]
+_STATIC_AT = [4 * (_TASKS.start + slot * len(TASK_FEATURES)) for slot in range(MAX_TASKS)]  # (static columns first)
 # Single cells are written through a memoryview of the buffer (a float32 store, the same rounding
 # as numpy's, at a fraction of the cost of indexing the array): each one's index in the buffer.
 _URGENCY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _URGENCY for slot in range(MAX_TASKS)]
 _BUSY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _BUSY for slot in range(MAX_TASKS)]
 _RESOURCE_AT = [_RESOURCES.start + i * len(RESOURCE_FEATURES) for i in range(MAX_RESOURCES)]
+_RULE_AT = [_RULES.start + c * len(RULE_FEATURES) for c in range(MAX_CATEGORIES)]
 _GRACE_AT, _HERE_AT, _AGE_AT = _CLOCK.start + 8, _CLOCK.start + 7, _FEEDBACK.stop - 1
+# A task's six mask entries as bytes, per tuple of valid verbs (``bytes()`` of the tuple, made once)
+_MASK_BYTES = {verbs: bytes(verbs) for verbs in itertools.product((False, True), repeat=N_VERBS)}
 
 
 class ProactivityEnv(gym.Env):
@@ -215,7 +222,8 @@ class ProactivityEnv(gym.Env):
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
         self._categories = list(self.base.categories)
-        self._prepared: dict[int, tuple] = {}  # id(task) -> (task, its static columns): the base's tasks
+        self._fresh_rows: dict[tuple, tuple] = {}  # (id(task), run needs an OK) -> (task, its untouched state row, mask)
+        self._prepared: dict[int, tuple] = {}  # id(task) -> (task, (its static columns, its evidence)): the base's tasks
         self.world: World | None = None
         # Set by the multi-assistant env: worlds that share one clock and pools of compute.
         self.pools: dict[str, SharedPool] | None = None
@@ -256,19 +264,47 @@ class ProactivityEnv(gym.Env):
         self._resource_use = [self.world.schedule.resource_busy[r.id] for r in s.resources]
         self._pools = [self.world.pools[r.id] for r in s.resources]
         self._jobs_seen = [0] * len(s.resources)
+        cells = self._cells
         for i, r in enumerate(s.resources):
-            self._resources[i, 0] = 1.0
-            self._resources[i, 4] = min(1.0, r.capacity / 8)
+            cells[_RESOURCE_AT[i]] = 1.0
+            cells[_RESOURCE_AT[i] + 4] = min(1.0, r.capacity / 8)
         self._stated = dict(self._variant["rules"])
         for c, category in enumerate(self._categories):
-            self._rules[c, 0] = 1.0
-            self._rules[c, 1 + RULES.index(self._stated[category])] = 1.0
+            cells[_RULE_AT[c]] = 1.0
+            cells[_RULE_AT[c] + 1 + RULES.index(self._stated[category])] = 1.0
         self._feedback_at = 0
         if not self.shared_clock:  # a multi-assistant env moves the clock of every world itself
             self.world.advance()
-        self.world.dirty.update(range(len(s.tasks)))
+        self._untouched_rows()
         obs, _, _, _, info = self._observe(moved=True, invalid=False, at_reset=True)
         return obs, info
+
+    def _untouched_rows(self) -> None:
+        """At reset, the rows of the tasks the world has not touched yet (``dirty``: nothing has
+        happened to them since it was built): each is the row ``_task_row`` writes for the fresh
+        task, kept per (task, whether its run needs the user's OK — the drawn rules decide it) the
+        first time it is written. The others are written as every step writes them."""
+        world, raw, fresh = self.world, self._raw, self._fresh_rows
+        for t in world.tasks:
+            if t.index in world.dirty:
+                continue
+            key = (id(t.spec), world.needs_run_ok(t))
+            hit = fresh.get(key)
+            state_at, mask_at = _STATE_AT[t.index], 1 + t.index
+            if hit is None or hit[0] is not t.spec:
+                self._task_row(t)
+                hit = fresh[key] = (t.spec, bytes(raw[state_at:state_at + _STATE_ROW.size]),
+                                    bytes(self._mask_cells[mask_at::MAX_TASKS]))  # (held: its id stays its own)
+            raw[state_at:state_at + _STATE_ROW.size] = hit[1]
+            self._mask_cells[mask_at::MAX_TASKS] = hit[2]
+
+    def release(self) -> None:
+        """Let go of the last episode (its world, scorer and what the steps kept of it), as if never
+        reset: what a multi-scenario env does with the scenario it leaves, which nothing reads until
+        its next ``reset``."""
+        self.world = None
+        for name in ("scorer", "_actions", "_summary"):
+            self.__dict__.pop(name, None)
 
     def _bind_parts(self) -> None:
         """The observation's parts as views of the one buffer, and the memoryviews single cells
@@ -280,10 +316,11 @@ class ProactivityEnv(gym.Env):
         self._resources = buffer[_RESOURCES].reshape(MAX_RESOURCES, len(RESOURCE_FEATURES))
         self._rules = buffer[_RULES].reshape(MAX_CATEGORIES, len(RULE_FEATURES))
         self._cells = memoryview(buffer)
+        self._raw = self._cells.cast("B")
         self._mask_cells = memoryview(self._mask).cast("B")
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_cells", "_mask_cells")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_cells", "_raw", "_mask_cells")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -378,18 +415,20 @@ class ProactivityEnv(gym.Env):
     def _static_rows(self, s: Scenario) -> None:
         """Each slot's static columns, from rows prepared once per task (a seed's variant only
         reorders or drops the file's tasks)."""
-        rows = [self._static_row(t) for t in s.tasks]
-        if rows:
-            self._tasks[:len(rows), :len(STATIC_FEATURES)] = rows
-        self._evidence = [frozenset(t.evidence) for t in s.tasks]
+        prepared = [self._static_row(t) for t in s.tasks]
+        raw = self._raw
+        for slot, (row, _) in enumerate(prepared):
+            raw[_STATIC_AT[slot]:_STATIC_AT[slot] + len(row)] = row
+        self._evidence = [evidence for _, evidence in prepared]
         resource_index = {r.id: i for i, r in enumerate(s.resources)}
         self._resource_tasks = [(i, resource_index[t.work.resource]) for i, t in enumerate(s.tasks)
                                 if t.work.resource is not None]
         # when each task is needed (its needed-by time, else its deadline), for its urgency
         self._due = [t.needed_by or t.deadline for t in s.tasks]
 
-    def _static_row(self, t) -> np.ndarray:
-        """A task's static columns (cached per task object: the variants of the file share it)."""
+    def _static_row(self, t) -> tuple[bytes, frozenset[str]]:
+        """A task's static columns (as the buffer's bytes) and its evidence records, cached per task
+        object: the variants of the file share it."""
         hit = self._prepared.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
@@ -402,8 +441,9 @@ class ProactivityEnv(gym.Env):
         row[_T["conditional"]] = bool(t.requires)
         row[_T["work_size"]] = min(1.0, t.work.units * t.work.minutes / WORK_SCALE)
         row[_T["category_0"] + self._categories.index(t.category)] = 1.0
-        self._prepared[id(t)] = (t, row)  # (held: its id stays its own)
-        return row
+        prepared = row.tobytes(), frozenset(t.evidence)
+        self._prepared[id(t)] = (t, prepared)  # (held: its id stays its own)
+        return prepared
 
     def _refresh(self, moved: bool) -> None:
         """Bring the observation up to date: rows of tasks that changed, time-dependent columns."""
@@ -440,7 +480,7 @@ class ProactivityEnv(gym.Env):
                 cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
         for index, res in self._resource_tasks:
             cells[_BUSY_AT[index]] = busy[res]
-        self._time = world.clock_text()
+        self._time = _clock_text(s.start_date, now)
 
     def _jobs_update(self, moved: bool) -> None:
         """The agent's running jobs per resource: they change with the clock and with every job
@@ -487,7 +527,7 @@ class ProactivityEnv(gym.Env):
             assessed and not t.spec.noop, world.needs_run_ok(t))
         if t.closed:
             self._cells[_URGENCY_AT[t.index]] = 0.0
-        self._mask_cells[1 + t.index::MAX_TASKS] = bytes(world.valid_verbs(t))
+        self._mask_cells[1 + t.index::MAX_TASKS] = _MASK_BYTES[world.valid_verbs(t)]
 
     def _obs(self) -> dict[str, np.ndarray]:
         parts = self._buffer.copy()
@@ -503,6 +543,10 @@ class ProactivityEnv(gym.Env):
             info["decisions"] = [d.to_dict() for d in decisions[self._decisions_seen:]]
             self._decisions_seen = len(decisions)
         return info
+
+
+# ``info["time"]`` at each minute the clock stops on (the same minutes recur from episode to episode)
+_clock_text = functools.lru_cache(maxsize=8192)(clock_text)
 
 
 def _action_int(action) -> int | None:

@@ -57,6 +57,8 @@ class SuiteEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         index = int(self.np_random.integers(len(self.envs)))
+        if self.envs[index] is not self.current:
+            self.current.release()  # (only the current scenario's episode is ever read: one held, not ten)
         self.current = self.envs[index]
         obs, info = self.current.reset(seed=int(self.np_random.integers(2**31)), options=options)
         info["scenario"] = self.names[index]

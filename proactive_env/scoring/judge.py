@@ -447,6 +447,7 @@ def _sentences(text: str) -> list[str]:
     return [c for c in _SENTENCE_BREAK.split(text) if c.strip()]
 
 
+@functools.lru_cache(maxsize=8192)
 def claim_made(text: str, claim: str) -> bool:
     """Does ``text`` make ``claim``? Some statement (not a question; a contrast — "but", ";" —
     ends one) carries every content term of the claim close together (within twice the claim's
@@ -523,10 +524,22 @@ def states(text: str, fact, common: frozenset = frozenset()) -> bool:
 
 def facts_stated(task: Task, work: TaskWork, facts=None) -> list:
     """The facts (default: the task's reference facts) the work states in the agent's own words;
-    the matter's title, which the agent was given, is not its words."""
-    text = re.sub(re.escape(task.title), "\n", work.own_words, flags=re.IGNORECASE)
-    common = common_terms(task)
-    return [f for f in (task.facts if facts is None else facts) if states(text, f, common)]
+    the matter's title, which the agent was given, is not its words. (A function of the task, the
+    facts and the own words alone: cached on them, since works that differ elsewhere — units
+    done, what was read — say the same.)"""
+    facts = task.facts if facts is None else facts
+    key = (id(task), work.own_words, tuple(map(id, facts)))
+    hit = _STATED.get(key)
+    if hit is None or hit[0] is not task or any(a is not b for a, b in zip(hit[1], facts)):
+        if len(_STATED) >= 8192:
+            _STATED.clear()
+        text = re.sub(re.escape(task.title), "\n", work.own_words, flags=re.IGNORECASE)
+        common = common_terms(task)
+        hit = _STATED[key] = (task, tuple(facts), [i for i, f in enumerate(facts) if states(text, f, common)])
+    return [facts[i] for i in hit[2]]
+
+
+_STATED: dict[tuple, tuple] = {}  # (id(task), own words, ids of the facts) -> (task, facts, indices stated): held, so the ids stay theirs
 
 
 class RubricJudge:

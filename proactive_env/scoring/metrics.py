@@ -173,7 +173,11 @@ class RunScorer:
                 self._roles.setdefault(tid, []).append((d, tid == d.spec.urgent))
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
         self.scores: list[TaskScore] = []
-        self._score_parts: list[tuple[str, float, float, float, float]] = []  # per score: key, parts, share (settled)
+        # what ``settled`` has summed of ``scores`` so far (a scored task's parts are final): how many,
+        # the running sums of their TC, TR-D and TR-J parts, and each one's share of J
+        self._summed = 0
+        self._sums = (0.0, 0.0, 0.0)
+        self._task_shares: dict[str, float] = {}
         self.needless_postponements: dict[str, list[int]] = {}  # task → when it was postponed needlessly
         self.needless_why: list[tuple[str, int, str]] = []  # (task, when, why it resolved no clash), in order
         self.observed: set[str] = set()
@@ -202,12 +206,19 @@ class RunScorer:
     # ------------------------------------------------------------------ reading the log
     def feed(self, log: list[dict]) -> bool:
         """Read the entries not yet seen; True if any task or TA window closed."""
-        closed = False
+        closed, readers = False, _READERS
         for i in range(self._seen, len(log)):
-            if log[i]["type"] == "reservation_withdrawn":
+            e = log[i]
+            kind = e["type"]
+            if kind == "reservation_withdrawn":
                 closed |= self._as_never_made(log[:i + 1])
-            else:
-                closed |= self._entry(log[i])
+                continue
+            t = e["t"]  # (each entry read inline: this loop runs for every entry of every step)
+            if t >= self._next_window_end and kind != "run_end" and self._close_windows(t):
+                closed = True
+            read = readers.get(kind)
+            if read is not None and read(self, e, t):  # (most of the log: only the clock matters of them)
+                closed = True
         self._seen = len(log)
         return closed
 
@@ -222,18 +233,10 @@ class RunScorer:
         self.__dict__.update(fresh.__dict__)
         return True
 
-    def _entry(self, e: dict) -> bool:
-        kind, t = e["type"], e["t"]
-        closed = t >= self._next_window_end and kind != "run_end" and self._close_windows(t)
-        read = _READERS.get(kind)
-        if read is None:  # (most of the log: only the clock matters of them)
-            return closed
-        return read(self, e, t) or closed
-
     # One reader per kind of log entry the scorer reads (``_READERS``); each returns whether
     # something closed (a task, a TA window, a needless postponement decided when made).
     def _task_of(self, e: dict) -> _Task | None:
-        return self.tasks.get(e.get("task")) if e.get("task") is not None else None
+        return self.tasks.get(e.get("task"))  # (None for an entry about no task: no task's id is None)
 
     def _on_run_start(self, e: dict, t: int) -> bool:
         self.policy = PolicyState(dict(e["rules"]))
@@ -629,7 +632,7 @@ class RunScorer:
                                               self.schedule.resource_free(work.resource, start, end))
 
     def _close_windows(self, t: float) -> bool:
-        """Close the TA windows that have ended by ``t``; note when the next one ends (``_entry``
+        """Close the TA windows that have ended by ``t``; note when the next one ends (``feed``
         asks at every entry, so nothing is looked at before then)."""
         closed = False
         for d in self.decisions:
@@ -787,9 +790,13 @@ class RunScorer:
                                        if d.spec.urgent in counted and d.spec.competing in counted
                                        and contested(self.scenario, d.spec, self.persona, rules))
         self._stated_rules = dict(rules)
+        # cached per (persona, rules, counted tasks): a variant draws among few rule sets
+        key = (self.persona, tuple(sorted(rules.items())), frozenset(map(id, self.scenario.tasks)), self._counted_set)
+        self.meant_to_see = _MEANT_TO_SEE.get(key, tuple(self.scenario.tasks), lambda: self._meant_to_see(rules))
+
+    def _meant_to_see(self, rules: dict[str, str]) -> frozenset[str]:
         stated = PolicyState(dict(rules))
-        self.meant_to_see = frozenset(t for t in self.counted
-                                      if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
+        return frozenset(t for t in self.counted if stated.wanted(self.tasks[t].spec, self.persona) >= Depth.SUGGEST)
 
     def _counted_ids(self) -> frozenset[str]:
         """The counted task ids, cached per (persona, task set, rules the persona may hold): a
@@ -844,16 +851,13 @@ class RunScorer:
         """``(summary(), contributions())`` from one pass over what has closed (the env asks for
         both whenever something closes)."""
         w, n, weight = self.weights, len(self.counted), self.counted_weight
-        shares: dict[str, float] = {}
-        tc_raw = tr_d = tr_j = 0.0
-        parts = self._score_parts
-        for s in self.scores[len(parts):]:  # (a scored task's parts and share are final: each worked out once)
-            tc, d_part, j_part = self._task_parts(s)
-            parts.append((f"task:{s.task}", tc, d_part, j_part,
-                          w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0))
-        for key, tc, d_part, j_part, share in parts:
+        tc_raw, tr_d, tr_j = self._sums
+        for s in self.scores[self._summed:]:  # (a scored task's parts and share are final: each worked out once,
+            tc, d_part, j_part = self._task_parts(s)  # and summed in the order the tasks were scored)
             tc_raw, tr_d, tr_j = tc_raw + tc, tr_d + d_part, tr_j + j_part
-            shares[key] = share
+            self._task_shares[f"task:{s.task}"] = w.tc * tc / weight / 100.0 + w.tr * (d_part + j_part / 4.0) / n / 2.0
+        self._summed, self._sums = len(self.scores), (tc_raw, tr_d, tr_j)
+        shares = dict(self._task_shares)
         n_decisions = len(self.counted_decisions)
         won = 0.0
         for d in self.counted_decisions:
@@ -972,6 +976,7 @@ class _HeldCache:
 
 
 _COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, changes) -> the counted task ids
+_MEANT_TO_SEE = _HeldCache(4096)  # (persona, rules, ids of tasks, counted ids) -> the counted tasks the user is meant to see
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
 _SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?

@@ -11,7 +11,7 @@ from it on are the test split.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -100,17 +100,14 @@ def apply(s: Scenario, variant: dict) -> Scenario:
     deadline or a TA window boundary it matters for)."""
     offsets = variant["offsets"]
     prepared = _prepared(s)
-    events = [ev.model_copy(update={"at": _moved(s, ev.at, offsets.get(ev.id, 0), _triggered(s, ev.id))})
+    events = [ev.model_copy(update={"at": _moved(ev.at, offsets[ev.id], prepared.event_bounds(s, ev))})
               if offsets.get(ev.id) and ev.id not in prepared.pinned else ev for ev in s.events]
     records = {r.id: r for r in s.records}
     for rid, offset in offsets.items():
         rec = records.get(rid)
         if rec is not None and rec.appears is not None:
-            # never after its first version, nor after a task that needs it is triggered
-            latest = min([v.at - 1 for v in rec.versions] + [trigger_minute(s, t) - s.variants.jitter
-                                                              for t in s.tasks if rid in t.evidence]
-                         + [s.end_minute])
-            at = _moved(s, rec.appears, offset, [])
+            bounds, latest = prepared.record_bounds(s, rec)
+            at = _moved(rec.appears, offset, bounds)
             records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
     by_id = {t.id: t for t in s.tasks}
     tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
@@ -129,6 +126,24 @@ class _Prepared:
 
     pinned: frozenset[str]  # the events that stay put (``_pinned``)
     dropped: dict[frozenset, tuple[frozenset[str], frozenset[str]]]  # tasks dropped -> events, records gone
+    bounds: dict[str, tuple] = field(default_factory=dict)  # event / record id -> what its moves are clamped to
+
+    def event_bounds(self, s: Scenario, ev) -> tuple[int, int]:
+        key = f"event:{ev.id}"
+        if key not in self.bounds:
+            self.bounds[key] = _bounds(s, ev.at, _triggered(s, ev.id))
+        return self.bounds[key]
+
+    def record_bounds(self, s: Scenario, rec) -> tuple[tuple[int, int], int]:
+        """The bounds of a record's moves, and the latest it may appear: never after its first
+        version, nor after a task that needs it is triggered."""
+        key = f"record:{rec.id}"
+        if key not in self.bounds:
+            latest = min([v.at - 1 for v in rec.versions] + [trigger_minute(s, t) - s.variants.jitter
+                                                              for t in s.tasks if rec.id in t.evidence]
+                         + [s.end_minute])
+            self.bounds[key] = (_bounds(s, rec.appears, []), latest)
+        return self.bounds[key]
 
 
 _PREPARED: dict[int, tuple[Scenario, _Prepared]] = {}
@@ -189,17 +204,24 @@ def _pinned(s: Scenario, ev) -> bool:
     return any(t.id in decision_tasks for t in _triggered(s, ev.id))
 
 
-def _moved(s: Scenario, at: int, offset: int, triggered: list) -> int:
-    """``at + offset`` kept on the same side of every TA window boundary, inside the run, and —
-    for an event that triggers tasks — early enough for their work before their deadlines."""
-    lo, hi = at - abs(offset), at + abs(offset)
+def _moved(at: int, offset: int, bounds: tuple[int, int]) -> int:
+    """``at + offset`` within ``offset`` of ``at`` and within its ``bounds`` (``_bounds``); ``at``
+    where they leave no room."""
+    lo, hi = max(at - abs(offset), bounds[0]), min(at + abs(offset), bounds[1])
+    return min(max(at + offset, lo), hi) if lo <= hi else at
+
+
+def _bounds(s: Scenario, at: int, triggered: list) -> tuple[int, int]:
+    """Where a time ``at`` may move to (a function of the scenario and ``at``, worked out once per
+    scenario): on the same side of every TA window boundary, inside the run, and — for an event
+    that triggers tasks — early enough for their work before their deadlines."""
+    lo, hi = 0, s.end_minute - 2
     for d in s.ta_decisions:
         for boundary in (d.start, d.end):
             if at < boundary:
                 hi = min(hi, boundary - 1)
-            elif at >= boundary:
+            else:
                 lo = max(lo, boundary)
     for task in triggered:
         hi = min(hi, task.deadline - task.work.units * task.work.minutes - 1)
-    lo, hi = max(lo, 0), min(hi, s.end_minute - 2)
-    return min(max(at + offset, lo), hi) if lo <= hi else at
+    return lo, hi
