@@ -86,34 +86,36 @@ def _counted(scenario: str, persona: str, seed: int) -> tuple[set[str], set[str]
     return kept, {d.id for d in s.ta_decisions} - kept, s
 
 
-@pytest.mark.parametrize("scenario", shipped_names())
-def test_private_work_on_the_competing_task_in_the_window_never_fails_a_decision(scenario):
+def _probed_plays(kind: str, scenario: str):
+    """Every persona and seed played with the ``kind`` probe: (persona, seed, run, the counted
+    decisions, the variant, the run's decisions), the run's decisions checked to be the counted ones."""
     for persona in PERSONAS:
         for seed in SEEDS:
-            run = probed("note", scenario, persona, seed)
-            kept, _, _ = _counted(scenario, persona, seed)
+            run = probed(kind, scenario, persona, seed)
+            kept, _, s = _counted(scenario, persona, seed)
             decisions = _decisions(run)
             assert set(decisions) == kept, (persona, seed, sorted(decisions), sorted(kept))
-            for did, d in decisions.items():
-                assert _won(d), (persona, seed, did, d)
-            assert run["scores"]["TA"] == 1.0 and not run["scores"]["needless_postponements"], (persona, seed)
+            yield persona, seed, run, kept, s, decisions
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_private_work_on_the_competing_task_in_the_window_never_fails_a_decision(scenario):
+    for persona, seed, run, _, _, decisions in _probed_plays("note", scenario):
+        for did, d in decisions.items():
+            assert _won(d), (persona, seed, did, d)
+        assert run["scores"]["TA"] == 1.0 and not run["scores"]["needless_postponements"], (persona, seed)
 
 
 @pytest.mark.parametrize("scenario", shipped_names())
 def test_telling_the_user_about_the_competing_task_in_the_window_fails_where_it_reaches_the_clash(scenario):
-    for persona in PERSONAS:
-        for seed in SEEDS:
-            run = probed("message", scenario, persona, seed)
-            kept, _, s = _counted(scenario, persona, seed)
-            decisions = _decisions(run)
-            assert set(decisions) == kept, (persona, seed)
-            for d in s.ta_decisions:
-                if d.id not in kept:
-                    continue
-                if through_user(s, d):  # the user's time, or a resource the user works on when told
-                    assert not _won(decisions[d.id]), (persona, seed, d.id, decisions[d.id])
-                else:  # a clash over the compute its work runs on: telling the user takes none of it
-                    assert _won(decisions[d.id]), (persona, seed, d.id, decisions[d.id])
+    for persona, seed, _, kept, s, decisions in _probed_plays("message", scenario):
+        for d in s.ta_decisions:
+            if d.id not in kept:
+                continue
+            if through_user(s, d):  # the user's time, or a resource the user works on when told
+                assert not _won(decisions[d.id]), (persona, seed, d.id, decisions[d.id])
+            else:  # a clash over the compute its work runs on: telling the user takes none of it
+                assert _won(decisions[d.id]), (persona, seed, d.id, decisions[d.id])
 
 
 def test_a_decision_whose_competing_side_never_reaches_the_user_is_no_decision_for_that_persona():
