@@ -101,9 +101,10 @@ def test_a_message_before_its_matter_comes_up_counts_once_it_does():
 def test_the_briefing_states_the_rules_the_scorer_applies():
     env = ProactivityTextEnv("monitor", "planner")
     briefing, _ = env.reset(seed=0)
-    for rule in ("after 24 calls", "'about'", "Depth:", "not a suggestion", "request_approval about one matter",
-                 "private notes take neither", "defer_task", "allocate_resource", "count half", "privacy", "own words",
-                 "arguments of what you execute", "With 'about', a request or action is that matter's"):
+    for rule in ("after 24 calls", "'about'", "Depth:", "not a suggestion", "your own steps need none",
+                 "asked of the matter whose action it is", "private notes take neither", "defer_task",
+                 "allocate_resource", "count half", "privacy", "own words", "arguments of what you execute",
+                 "with 'about', that one's"):
         assert rule in briefing, rule
     tags = {t["function"]["name"]: t["function"]["description"] for t in env.tools()}
     assert all("[depth: " in d for n, d in tags.items() if n != "wait")
@@ -427,15 +428,17 @@ def test_a_run_asked_with_another_matters_action_is_asked_alone_and_the_rest_wai
     result = _step(env, "request_approval", message="Book Wednesday night and run Tomás's sweep there.",
                    actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
                             {"tool": "allocate_resource", "args": {"resource": "gpu_server"}}], about="t07_sweep")
-    assert "book_gpu_slot: kept for the matter whose work it is" in result and sweep.approval == "approve"
+    assert "book_gpu_slot: Request kept: it fits no open matter" in result and sweep.approval == "approve"
     while not booking.active:
         _step(env, "wait")
     assert booking.approval in ("approve", "pending")
 
 
-def test_a_request_listing_another_open_matters_action_is_not_sent():
-    """One matter per request: queueing the ablation and cancelling the stale job in one request
-    is returned to the agent, saying which action is another matter's, before the user is asked."""
+def test_a_request_listing_two_open_matters_actions_is_asked_of_each():
+    """Round 22 (pottery_studio / planner / 1016): one request holding two matters' actions was
+    "not understood" (before, "not sent: one matter per request"). A request is understood by
+    what it asks: queueing the ablation and cancelling the stale job in one request is asked of
+    each matter, each answered as if asked on its own."""
     env = _env("experiments", "reviewer")
     world = env.world
     ablation, stale = world.by_id["t06_ablation_queue"], world.by_id["t05_stale_job"]
@@ -444,8 +447,11 @@ def test_a_request_listing_another_open_matters_action_is_not_sent():
     result = _step(env, "request_approval", message="Queue the ablation and cancel 48102",
                    actions=[{"tool": "launch_job", "args": ablation.spec.action.args},
                             {"tool": "cancel_job", "args": stale.spec.action.args}])
-    assert result.startswith("Error: request_approval: not sent — cancel_job is the work of another open matter")
-    assert ablation.approval is None and stale.approval is None
+    first, second = result.split("\n")[:2]
+    assert first.startswith(f"launch_job: Request under {world.matter_of(ablation).id} sent")
+    assert second.startswith(f"cancel_job: Request under {world.matter_of(stale).id} sent")
+    decided = [e["task"] for e in world.log if e["type"] == "decision"]
+    assert decided == [ablation.spec.id, stale.spec.id] and ablation.approval and stale.approval
 
 
 def test_a_note_filed_under_a_notice_goes_only_to_a_matter_about_what_it_brought():
@@ -868,8 +874,9 @@ def test_an_earlier_message_never_counts_where_a_message_is_not_what_the_user_wa
 def test_a_request_under_the_sweep_listing_its_run_and_the_booking_is_not_split_silently():
     """Round 14: asked under the sweep's matter, a request listing book_gpu_slot and the sweep's
     allocate_resource went to the booking, the run was silently dropped, and the reservation that
-    followed was refused as unasked (over-intervention). Naming the matter whose run awaits the
-    OK, the request is now returned: one matter per request."""
+    followed was refused as unasked (over-intervention); round 14 returned it (one matter per
+    request). Round 22: a request is asked of each matter whose action it lists — the run of the
+    sweep it names, the booking of its own — and neither is dropped."""
     env, sweep = _open_sweep("reviewer")
     world = env.world
     booking = world.by_id["t08_book_wednesday"]
@@ -879,8 +886,11 @@ def test_a_request_under_the_sweep_listing_its_run_and_the_booking_is_not_split_
     result = _step(env, "request_approval", about=matter, message="Book Wednesday night and run the sweep there?",
                    actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
                             {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D3 21:00"}}])
-    assert "not sent" in result and "allocate_resource is the work of another open matter" in result
-    assert booking.approval is None and sweep.approval is None
+    run, book = result.split("\n")[:2]
+    assert run.startswith(f"allocate_resource: Request under {matter} sent")
+    assert book.startswith(f"book_gpu_slot: Request under {world.matter_of(booking).id} sent")
+    assert [e["task"] for e in world.log if e["type"] == "decision"][-2:] == [sweep.spec.id, booking.spec.id]
+    assert sweep.approval == booking.approval == "approve"
 
 
 # ------------------------------------------------------------------ round 15

@@ -40,8 +40,8 @@ GENERIC_TOOLS: dict[str, dict[str, Any]] = {
                                     "A report of an action you already executed is not a suggestion.",
                      "properties": {"text": _STR, **_ABOUT}, "required": ["text"]},
     "request_approval": {
-        "description": "Ask the user to approve actions before you take them. One matter per "
-                       "request; list every action explicitly.",
+        "description": "Ask the user to approve actions before you take them; list each explicitly. "
+                       "Each is asked of the matter whose action it is.",
         "properties": {"message": _STR, "actions": {
             "type": "array", "description": "the actions, each {\"tool\": name, \"args\": {...}}",
             "items": {"type": "object", "properties": {"tool": _STR, "args": {"type": "object"}},
@@ -756,14 +756,93 @@ class TextTools:
                 f"{w.clock_text(w.schedule.next_available(w.now))}.{also}")
 
     def _tool_request_approval(self, args: dict) -> str:
+        """A request asks the user to approve the actions it names that need approval: steps that
+        need none (reading, notes, messages, look-ups, prepare tools) are dropped first; each
+        action is asked of the open matter whose action it is (``_parts``), and one that no open
+        matter calls for waits for one it fits, as it would if asked alone."""
         message = _required(args, "message")
         actions = args.get("actions")
         if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
             raise ToolError("request_approval: expected 'actions', a non-empty list of {\"tool\": ..., \"args\": {...}}")
+        asked = [a for a in actions if self._may_need_approval(str(a.get("tool")))] or actions
+        parts = self._parts(asked, args.get("about"))
+        if len(parts) == 1:
+            return self._request(message, *parts[0])
+        said, refused = [], 0
+        for part, about in parts:
+            names = ", ".join(str(a.get("tool")) for a in part)
+            try:
+                said.append(f"{names}: {self._request(message, part, about)}")
+            except ToolError as exc:
+                said.append(f"{names}: {str(exc).removeprefix('request_approval: ')}")
+                refused += 1
+        if refused == len(parts):
+            raise ToolError("request_approval: " + "\n".join(said))
+        return "\n".join(said)
+
+    def _may_need_approval(self, tool: str) -> bool:
+        """Could naming this tool ask the user for something they approve? An execute tool could,
+        and a compute run where an open matter's run waits for the user's OK; a name that is no
+        tool is kept too (it is not understood, never silently dropped). The agent's own steps —
+        reading, notes, messages, look-ups, prepare tools, runs nobody needs to OK — never do."""
+        w = self.world
+        if tool == RUN_TOOL:
+            return any(w.needs_run_ok(t) and t.units_done < t.spec.work.units for t in self.open_tasks())
+        if tool in GENERIC_TOOLS:
+            return False
+        return tool not in w.tools or w.tools[tool].depth == "execute"
+
+    def _parts(self, asked: list[dict], about: Any) -> list[tuple[list[dict], Any]]:
+        """The request as one request per matter: (actions, about) each. An execute action goes
+        to the open matter whose action it is — the named matter's, or a need with exactly its
+        arguments, else another open matter's with exactly its arguments — asked under that
+        matter; the actions no open matter calls for stay together (they wait, as if asked
+        alone); a run and any name that is no tool go with the named matter's part — asked on
+        their own where its run waits for the OK — else with the first part. Judged on open
+        matters alone: what is still to come never splits a request (non-interference)."""
+        w = self.world
+        named, waiting, owned = [], [], {}
+        for action in asked:
+            tool = str(action.get("tool"))
+            if tool == RUN_TOOL or tool not in w.tools or w.tools[tool].depth != "execute":
+                named.append(action)
+                continue
+            call_args = action.get("args") if isinstance(action.get("args"), dict) else {}
+            owner = self._action_task((tool,), call_args, about, "", file=False)
+            other = self._action_task((tool,), call_args, None, "", file=False) if about is not None else None
+            if other is not None and (owner is None or self._fit(other, call_args) > self._fit(owner, call_args)):
+                owner = other  # exactly another open matter's action, and not the named one's
+            (owned.setdefault(owner.index, []) if owner is not None else waiting).append(action)
+        matter = self.matter(about)
+        home = next((i for i in owned if i in matter.tasks), None) if matter is not None else None
+        own_run = matter is not None and any(t.index in matter.tasks and w.needs_run_ok(t) and t.units_done < t.spec.work.units
+                                             for t in self.open_tasks())
+        if home is None and not own_run:  # no run of the named matter: the rest goes with the first part
+            home = next(iter(owned), None)
+        parts = [(named, about)] if named and home is None and own_run else []
+        parts += [((named if i == home else []) + acts, self._about_for(w.tasks[i], about)) for i, acts in owned.items()]
+        if waiting:  # what no open matter calls for waits together (with the rest, where nothing else took it)
+            parts.append(((named if home is None and not own_run else []) + waiting, about))
+        return parts if len(parts) > 1 else [(asked, about)]  # one matter's (or none's): asked as it stands
+
+    def _fit(self, task: TaskState, args: dict) -> tuple[int, int]:
+        """How well arguments fit a task's action: none off, then free text given word for word."""
+        return -_mismatch(task, args, self.names), _free_matches(task, args, self.names)
+
+    def _about_for(self, task: TaskState, about: Any) -> Any:
+        """The matter a split-off part is asked under: the named one where it holds the task, else
+        the task's own matter (a need no matter concerns yet: found by its arguments, no 'about')."""
+        matter = self.matter(about)
+        if matter is not None and task.index in matter.tasks:
+            return about
+        own = self.world.matter_of(task)
+        return own.id if own is not None else None
+
+    def _request(self, message: str, actions: list[dict], about: Any) -> str:
+        """One matter's approval request (``_tool_request_approval`` splits a request by matter)."""
         requested = tuple(str(a.get("tool")) for a in actions)
         with_args = [a for a in actions if isinstance(a.get("args"), dict)]  # an action's own, before a run's
         tool_args = next((a["args"] for a in sorted(with_args, key=lambda a: a.get("tool") == RUN_TOOL)), {})
-        about = args.get("about")
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         task = self._action_task(requested, tool_args, about, message, file=False)
@@ -869,8 +948,8 @@ class TextTools:
             acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args, self.names)]
         said = f"{words} {json.dumps(args, ensure_ascii=False)}"  # its words, free-text arguments included
         for pool in (mine, acting):
-            best = max(pool, key=lambda t: (-_mismatch(t, args, self.names), _mentions(t.spec, said), -t.spec.deadline,
-                                            -t.index), default=None)
+            best = max(pool, key=lambda t: (*self._fit(t, args), _mentions(t.spec, said), -t.spec.deadline, -t.index),
+                       default=None)
             if best is not None and pool is acting and not mine and not _fits_args(best, args, self.names):
                 return None  # its arguments are not the open matter's: it is for another one
             if best is not None:
@@ -1161,6 +1240,17 @@ def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) 
         return 0
     missing, wrong = _off(action.args, args or {}, action.free_text, names=names)
     return len(missing) or len(wrong)
+
+
+def _free_matches(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:
+    """How many of the task's free-text arguments ``args`` gives word for word (in meaning): what
+    tells apart two actions whose compared arguments are alike (two plans saved to one notebook,
+    told apart by their titles)."""
+    action = task.spec.action
+    if action is None:
+        return 0
+    return sum(1 for k in action.free_text if k in action.args and k in args
+               and same_value(action.args[k], args[k], names))
 
 
 def _what(message: str) -> str:

@@ -523,6 +523,8 @@ class World:
             text = reply(template, what, self.rephrase, style, decision.verdict)
             self._record("reply", text=text, reworded=text != base)
         status = _STATUS.get(decision.rule, _STATUS[decision.verdict])  # however terse the user's words
+        if decision.rule == "unrecognised_action":  # what this matter asks for: its own action, nothing still to come
+            status += f" (this matter's action: {self.by_id[decision.task].spec.action.tool})"
         return f"{user.name}: {text} [your request: {status}]"
 
     # ------------------------------------------------------------------ compute
