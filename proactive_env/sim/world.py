@@ -44,6 +44,7 @@ class Verb(IntEnum):
 
 
 _NOTHING_VALID = (False,) * len(Verb)
+_RECORD, _CLOSE, _EVENT, _TRIGGER, _REVIEW, _END = map(int, (Q.RECORD, Q.CLOSE, Q.EVENT, Q.TRIGGER, Q.REVIEW, Q.END))
 _VERB_NAMES = {verb: verb.name.lower() for verb in Verb}  # as the log names them
 _DEPTH_NAMES = {depth: depth.name.lower() for depth in Depth}
 
@@ -127,10 +128,14 @@ class World:
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
         self.replies: Replies = _replies(s.replies, persona.replies)
-        self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
+        event_at: dict[str, int] = {}
+        for ev in s.events:  # (trigger_minute's look-up of an event's time, once for all the tasks)
+            event_at.setdefault(ev.id, ev.at)
+        self.tasks = [TaskState(t, i, event_at.get(t.trigger.event, 0) if t.trigger.type == "event"
+                                else trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
-        self.store = RecordStore(s.records, action_sources(s))  # confirmations read as the agent's action was done
+        self.store = RecordStore(s.records, _action_sources(s))  # confirmations read as the agent's action was done
         self.pools = self.pools if self.pools is not None else {}
         for r in s.resources:
             self.pools.setdefault(r.id, SharedPool(r.capacity))
@@ -155,18 +160,20 @@ class World:
             if t.spec.trigger.type == "event":
                 self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
         self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
-        self._schedule_records_and_events()
+        queued = self._schedule_records_and_events()  # (all queued at once: the order of pushing them in turn)
         for task in self.tasks:
             if task.spec.trigger.type != "event":
-                self._queue.push(task.trigger, Q.TRIGGER, task.index)
-            self._queue.push(task.spec.deadline, Q.CLOSE, task.index)
-        for day in range(s.days):
-            self._queue.push(day * MINUTES_PER_DAY + s.review_time, Q.REVIEW, day)
-        self._queue.push(s.end_minute - 1, Q.END, 0)
+                queued.append((task.trigger, _TRIGGER, task.index))
+            queued.append((task.spec.deadline, _CLOSE, task.index))
+        queued.extend((day * MINUTES_PER_DAY + s.review_time, _REVIEW, day) for day in range(s.days))
+        queued.append((s.end_minute - 1, _END, 0))
+        self._queue.extend(queued)
         self._record("run_start", persona=self.persona, rules=dict(self.policy.rules), face=self.face)
 
-    def _schedule_records_and_events(self) -> None:
-        s = self.scenario
+    def _schedule_records_and_events(self) -> list[tuple[int, int, int]]:
+        """Show the records visible from the start, set the conditioned ones waiting, and return
+        the queue items of the timed ones (minute, kind, payload), in order."""
+        s, queued = self.scenario, []
         revealed = {r for ev in s.events for r in ev.reveals}
         for i, rec in enumerate(s.records):
             if rec.id in revealed:
@@ -174,19 +181,20 @@ class World:
             elif rec.when is not None:
                 self._wait(rec.when, "record", i)
             elif rec.appears is not None:
-                self._queue.push(rec.appears, Q.RECORD, i)
+                queued.append((rec.appears, _RECORD, i))
             else:
                 self.store.show(rec.id)
             for v, version in enumerate(rec.versions, start=1):
                 if version.when is not None:  # it waits for what the agent (or the world) does
                     self._wait(version.when, "version", i * 1000 + v)
                 else:
-                    self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
+                    queued.append((version.at, _RECORD, -(i * 1000 + v)))
         for i, ev in enumerate(s.events):
             if ev.when is not None:
                 self._wait(ev.when, "event", i)
             else:
-                self._queue.push(ev.at, Q.EVENT, i)
+                queued.append((ev.at, _EVENT, i))
+        return queued
 
     def _wait(self, cond, kind: str, index: int) -> None:
         self._waiting.setdefault((cond.task, cond.state), []).append((kind, index))
@@ -834,6 +842,26 @@ def headline(text: str, limit: int = 100) -> str:
 
 
 _REPLIES: dict[tuple[int, int], tuple] = {}
+
+
+_SOURCES: dict[tuple, tuple] = {}
+
+
+def _action_sources(s: Scenario) -> dict[str, str]:
+    """``derive.action_sources``, cached on what it reads, in no order: the tasks (objects), and
+    each event's id, condition and reveals and each record's id, condition and versions (objects:
+    a seed's variant shares them with the file, and moves or reorders only what holds them). The
+    objects are held by the entry, so their ids stay theirs; the result is only looked up in."""
+    key = (frozenset(map(id, s.tasks)), frozenset([(ev.id, id(ev.when), id(ev.reveals)) for ev in s.events]),
+           frozenset([(r.id, id(r.when), id(r.versions)) for r in s.records]))
+    hit = _SOURCES.get(key)
+    if hit is not None:
+        return hit[1]
+    if len(_SOURCES) >= 256:
+        _SOURCES.clear()
+    sources = action_sources(s)
+    _SOURCES[key] = ((tuple(s.tasks), tuple(s.events), tuple(s.records)), sources)
+    return sources
 
 
 def _replies(scenario: Replies, persona: Replies | None) -> Replies:
