@@ -246,7 +246,7 @@ class ProactivityEnv(gym.Env):
             for pool in self.pools.values():
                 pool.reset()
         self.world = World(s, persona, self.np_random, rules=self._variant["rules"], pools=self.pools,
-                           owner=self.owner, face=self.face)
+                           owner=self.owner, face=self.face, inbox=None if self.face == "structured" else [])
         self.scorer = RunScorer(s, persona, self.weights)
         self._actions: list = []
         self._here = 0

@@ -110,7 +110,8 @@ class World:
     rephrase: Rephraser | None = None  # rewords the user's templated replies; never changes a decision
     now: int = 0
     log: list[dict] = field(default_factory=list)
-    inbox: list[str] = field(default_factory=list)
+    inbox: list[str] | None = field(default_factory=list)  # what the agent is told, in words (the text
+    # face reads it); None where no one reads it (the structured face): then nothing is worded
     decisions: list[Decision] = field(default_factory=list)
     feedback: list[FeedbackEvent] = field(default_factory=list)
     observed: set[str] = field(default_factory=set)  # records the agent has read
@@ -205,7 +206,8 @@ class World:
         self.log.append(data)
 
     def _say(self, text: str) -> None:
-        self.inbox.append(f"[{self.clock_text()}] {text}")
+        if self.inbox is not None:
+            self.inbox.append(f"[{self.clock_text()}] {text}")
 
     def _review_once(self, text: str) -> None:
         """A review line, said once a minute however many reviews fall on it."""
@@ -387,11 +389,11 @@ class World:
         if task.followup != self.now:
             return False
         task.followup = None
-        if task.closed:  # the agent asked to be woken: it is, though there is nothing left to do on it
+        if self.inbox is not None:  # (the agent asked to be woken: it is, even on a task closed since)
             self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
+        if task.closed:  # nothing left to do on it
             return True
         self.dirty.add(task.index)
-        self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
         self._record("followup", task=task.spec.id)
         self._bring_forward()
         return True
@@ -608,7 +610,8 @@ class World:
         if task.units_done == task.spec.work.units:
             self._reach(task, "done")
         self.dirty.add(task.index)
-        self._say(f"Work finished ({task.units_done}/{task.spec.work.units} units) on {self._name(task, 'a matter you started')}.")
+        if self.inbox is not None:
+            self._say(f"Work finished ({task.units_done}/{task.spec.work.units} units) on {self._name(task, 'a matter you started')}.")
         self._record("work_done", task=task.spec.id, units_done=task.units_done)
         return True
 
