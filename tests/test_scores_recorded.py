@@ -1,10 +1,12 @@
 """Speed work changes no score (issue #21.4): every step's reward and ``info["scores"]``, and the
 final J, on every scenario x persona pair and seeds 0 and 1000, for the oracle and a seeded random
 player that picks among the masked-valid actions, are bit-identical to what main's code gave
-before the speed24 round (``tests/data/scores_recorded.json``, written by ``--record``).
+before the speed24 round (``tests/data/scores_recorded.json``, written by ``--record`` at d3c83f6).
 
-A digest per play holds each step's reward (``float.hex``) and scores (JSON, sorted keys, floats
-as ``float.hex``), so a change in the last bit of any of them fails; J is kept readable beside it.
+A digest per play holds each step's reward (``float.hex``), scores (JSON, sorted keys, floats
+as ``float.hex``) and observation (its arrays' bytes), so a change in the last bit of any of them
+fails; J is kept readable beside it. Each pair's plays share one env, reset from play to play (as a
+trainer's env is), so what a reset reuses from the episode before must not show.
 
     .venv/bin/python tests/test_scores_recorded.py --record    # rewrite the fixture (only on purpose)
 """
@@ -38,10 +40,10 @@ def _exact(value):
     return value
 
 
-def _play(scenario: str, persona: str, seed: int, player: str) -> dict:
-    env = ProactivityEnv(scenario, persona=persona)
+def _play(env: ProactivityEnv, seed: int, player: str) -> dict:
     obs, info = env.reset(seed=seed)
     digest = hashlib.sha256(json.dumps(_exact(info["scores"]), sort_keys=True).encode())
+    digest.update(_observed(obs))
     if player == "oracle":
         agent = make_agent("oracle")
         agent.reset(env, seed)
@@ -57,13 +59,22 @@ def _play(scenario: str, persona: str, seed: int, player: str) -> dict:
         obs, reward, terminated, truncated, info = env.step(choose())
         digest.update(float(reward).hex().encode())
         digest.update(json.dumps(_exact(info["scores"]), sort_keys=True).encode())
+        digest.update(_observed(obs))
         steps, done = steps + 1, terminated or truncated
     return {"steps": steps, "J": info["scores"]["J"], "digest": digest.hexdigest()}
 
 
+def _observed(obs: dict) -> bytes:
+    return b"".join(obs[k].tobytes() for k in sorted(obs))
+
+
 def _plays() -> dict[str, dict]:
-    return {f"{s}/{p}/{seed}/{player}": _play(s, p, seed, player)
-            for s in shipped_names() for p in PERSONAS for seed in SEEDS for player in PLAYERS}
+    plays = {}
+    for s in shipped_names():
+        for p in PERSONAS:
+            env = ProactivityEnv(s, persona=p)
+            plays.update({f"{s}/{p}/{seed}/{player}": _play(env, seed, player) for seed in SEEDS for player in PLAYERS})
+    return plays
 
 
 def test_rewards_scores_and_J_are_bit_identical_to_the_recorded_ones():
