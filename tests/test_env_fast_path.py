@@ -216,7 +216,7 @@ def _scan_free_window(schedule, after, free, duration, deadline, idle_fallback):
 def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario):
     """``next_opportunity`` jumps over the user's unavailable spans and ``next_free_window`` over
     the hours outside their sleep once only a sleep start can win: both find what a scan of
-    every grid point finds, for every resource of every scenario (and none)."""
+    every grid point finds, for every resource of every scenario (and none, with or without a check)."""
     s = load_scenario(scenario)
     schedule = Schedule.of(s)
     rng = np.random.default_rng(0)
@@ -228,6 +228,9 @@ def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario)
             deadline = after + int(rng.integers(0, 4 * 1440))
             assert schedule.next_opportunity(after, free, duration, deadline) == \
                 _scan_opportunity(schedule, after, free, duration, deadline)
+            if resource is None:  # (no check at all: what the world passes for work that needs no compute)
+                assert schedule.next_opportunity(after, None, duration, deadline) == \
+                    _scan_opportunity(schedule, after, free, duration, deadline)
             for idle in (False, True):
                 assert schedule.next_free_window(after, free, duration, deadline, idle) == \
                     _scan_free_window(schedule, after, free, duration, deadline, idle)

@@ -559,7 +559,8 @@ class World:
         """The next feasible time to pick a postponed task up, from what the agent can see: at
         least an hour ahead (and not before ``after``), the user reachable and the compute free
         for the rest of the work, finishing before the deadline."""
-        free = lambda start, end: self.resource_free(task.spec.work.resource, start, end)  # noqa: E731
+        resource = task.spec.work.resource
+        free = None if resource is None else lambda start, end: self.resource_free(resource, start, end)  # noqa: E731
         earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
         return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
