@@ -4,9 +4,11 @@ The fast path updates the observation in place for only what changed (rows of di
 clock's columns when it moves), copies it once per step, scores only the log entries that can
 matter and caches what does not change (a task's verdicts per (task, what the rubric judge reads
 of its work), its composed work per (evidence read, units done), a variant's seed-independent
-parts, static slot rows, the facts a text states, the tasks the user is meant to see). The slow
-path, patched in here, rebuilds every row and clock column at every step, reads every log entry,
-checks every TA window, judges the whole work and caches nothing. The
+parts, static slot rows, the facts a text states, the tasks the user is meant to see, the counted
+TA decisions, the action sources, a variant's moved copies), queues the world's first entries at
+once and words no inbox. The slow path, patched in here, rebuilds every row and clock column at
+every step, reads every log entry, checks every TA window, judges the whole work, caches nothing,
+pushes each queue entry in turn and words every inbox line. The
 same action sequences (oracle, a seeded random player, the policy-follower; shaped and not) on
 every scenario–persona pair must give bit-identical observations, rewards, infos and final scores,
 the rewards must sum to J, and re-scoring the log must give the live scores.
@@ -33,6 +35,7 @@ from proactive_env.scoring import judge, metrics
 from proactive_env.scoring.compose import compose_artifact
 from proactive_env.scoring.metrics import RunScorer, score_log
 from proactive_env.sim import world as world_module
+from proactive_env.sim.clock import EventQueue
 from proactive_env.sim.schedule import SEARCH_STEP, Schedule
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 
@@ -109,6 +112,11 @@ def slow_path(monkeypatch):
     monkeypatch.setattr(metrics, "claim_made", claim_made_afresh)
     monkeypatch.setattr(metrics, "_MEANT_TO_SEE", SimpleNamespace(get=lambda key, held, compute: compute()))
     monkeypatch.setattr(structured, "_clock_text", world_module.clock_text)
+    monkeypatch.setattr(metrics, "_CONTESTED", SimpleNamespace(get=lambda key, held, compute: compute()))
+    monkeypatch.setattr(world_module, "_action_sources", world_module.action_sources)
+    monkeypatch.setattr(EventQueue, "extend", lambda self, items: [self.push(*item) for item in items] and None)
+    # the world words its inbox, as for the text face (the structured face's world words none)
+    monkeypatch.setattr(structured, "World", lambda *args, **kw: world_module.World(*args, **{**kw, "inbox": []}))
 
 
 def test_fast_path_shows_what_the_slow_path_shows_on_every_pair(request):
@@ -208,7 +216,7 @@ def _scan_free_window(schedule, after, free, duration, deadline, idle_fallback):
 def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario):
     """``next_opportunity`` jumps over the user's unavailable spans and ``next_free_window`` over
     the hours outside their sleep once only a sleep start can win: both find what a scan of
-    every grid point finds, for every resource of every scenario (and none)."""
+    every grid point finds, for every resource of every scenario (and none, with or without a check)."""
     s = load_scenario(scenario)
     schedule = Schedule.of(s)
     rng = np.random.default_rng(0)
@@ -220,6 +228,9 @@ def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario)
             deadline = after + int(rng.integers(0, 4 * 1440))
             assert schedule.next_opportunity(after, free, duration, deadline) == \
                 _scan_opportunity(schedule, after, free, duration, deadline)
+            if resource is None:  # (no check at all: what the world passes for work that needs no compute)
+                assert schedule.next_opportunity(after, None, duration, deadline) == \
+                    _scan_opportunity(schedule, after, free, duration, deadline)
             for idle in (False, True):
                 assert schedule.next_free_window(after, free, duration, deadline, idle) == \
                     _scan_free_window(schedule, after, free, duration, deadline, idle)

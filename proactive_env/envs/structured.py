@@ -246,7 +246,7 @@ class ProactivityEnv(gym.Env):
             for pool in self.pools.values():
                 pool.reset()
         self.world = World(s, persona, self.np_random, rules=self._variant["rules"], pools=self.pools,
-                           owner=self.owner, face=self.face)
+                           owner=self.owner, face=self.face, inbox=None if self.face == "structured" else [])
         self.scorer = RunScorer(s, persona, self.weights)
         self._actions: list = []
         self._here = 0
@@ -255,10 +255,14 @@ class ProactivityEnv(gym.Env):
         self._decisions_seen = 0
         self._feedback_seen = 0
         self._summary = self.scorer.summary()
-        self._buffer = np.zeros(_ENDS[-1], np.float32)
-        self._mask = np.zeros(N_ACTIONS, np.int8)
+        if self.__dict__.get("_buffer") is None:  # (made once: a step returns copies, never these)
+            self._buffer = np.zeros(_ENDS[-1], np.float32)
+            self._mask = np.zeros(N_ACTIONS, np.int8)
+            self._bind_parts()
+        else:
+            self._buffer.fill(0.0)
+            self._mask.fill(0)
         self._mask[0] = 1
-        self._bind_parts()
         self._static_rows(s)
         self._first_weekday = s.start_date.weekday()
         self._resource_use = [self.world.schedule.resource_busy[r.id] for r in s.resources]

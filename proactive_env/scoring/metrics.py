@@ -785,14 +785,26 @@ class RunScorer:
             self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
             self._counted_set = frozenset(self.counted)
             self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
-        counted = self._counted_set
-        self.counted_decisions = tuple(d for d in self.decisions
-                                       if d.spec.urgent in counted and d.spec.competing in counted
-                                       and contested(self.scenario, d.spec, self.persona, rules))
+        s, counted, drawn = self.scenario, self._counted_set, tuple(sorted(rules.items()))
+        self.counted_decisions = tuple(self.decisions[i] for i in self._contested(rules, drawn))
         self._stated_rules = dict(rules)
         # cached per (persona, rules, counted tasks): a variant draws among few rule sets
-        key = (self.persona, tuple(sorted(rules.items())), frozenset(map(id, self.scenario.tasks)), self._counted_set)
-        self.meant_to_see = _MEANT_TO_SEE.get(key, tuple(self.scenario.tasks), lambda: self._meant_to_see(rules))
+        key = (self.persona, drawn, frozenset(map(id, s.tasks)), counted)
+        self.meant_to_see = _MEANT_TO_SEE.get(key, tuple(s.tasks), lambda: self._meant_to_see(rules))
+
+    def _contested(self, rules: dict[str, str], drawn: tuple) -> tuple[int, ...]:
+        """Which TA decisions (their indices) are between two counted tasks and clashes for this
+        persona and rules (``spec.contested``), cached on what that reads: the decisions, the
+        tasks, the policy changes with their times and conditions, the user and the resources
+        (objects a seed's variant shares with the file: it moves no policy change), the days."""
+        s, counted = self.scenario, self._counted_set
+        changes = tuple(ev for ev in s.events if ev.policy_change is not None)
+        key = (self.persona, drawn, counted, tuple(map(id, s.ta_decisions)), frozenset(map(id, s.tasks)),
+               tuple((id(ev.policy_change), ev.at, id(ev.when)) for ev in changes), id(s.user), id(s.resources),
+               s.days, s.start_date)
+        return _CONTESTED.get(key, (*s.ta_decisions, *s.tasks, *changes, s.user, s.resources), lambda: tuple(
+            i for i, d in enumerate(s.ta_decisions)
+            if d.urgent in counted and d.competing in counted and contested(s, d, self.persona, rules)))
 
     def _meant_to_see(self, rules: dict[str, str]) -> frozenset[str]:
         stated = PolicyState(dict(rules))
@@ -976,6 +988,7 @@ class _HeldCache:
 
 
 _COUNTED = _HeldCache(4096)  # (persona, ids of tasks, personas, variants, changes) -> the counted task ids
+_CONTESTED = _HeldCache(4096)  # (persona, rules, counted ids, what ``contested`` reads) -> the counted decisions
 _MEANT_TO_SEE = _HeldCache(4096)  # (persona, rules, ids of tasks, counted ids) -> the counted tasks the user is meant to see
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file

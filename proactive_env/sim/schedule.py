@@ -103,15 +103,16 @@ class Schedule:
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:
         return resource is None or not self.resource_busy[resource].overlaps(start, end)
 
-    def next_opportunity(self, after: int, free: FreeCheck, duration: int, deadline: int) -> int | None:
+    def next_opportunity(self, after: int, free: FreeCheck | None, duration: int, deadline: int) -> int | None:
         """Earliest time ≥ ``after`` (on the search grid) when the user is reachable and
-        ``free(start, start + duration)`` holds, finishing by ``deadline``."""
+        ``free(start, start + duration)`` holds (None: work that needs no compute, always free),
+        finishing by ``deadline``."""
         t = -(-after // SEARCH_STEP) * SEARCH_STEP
         while t + duration < deadline:
             if not self.available(t):  # the grid points up to the end of this unavailable span are too
                 t = -(-self.next_available(t) // SEARCH_STEP) * SEARCH_STEP
                 continue
-            if free(t, t + duration):
+            if free is None or free(t, t + duration):
                 return t
             t += SEARCH_STEP
         return None

@@ -44,6 +44,7 @@ class Verb(IntEnum):
 
 
 _NOTHING_VALID = (False,) * len(Verb)
+_RECORD, _CLOSE, _EVENT, _TRIGGER, _REVIEW, _END = map(int, (Q.RECORD, Q.CLOSE, Q.EVENT, Q.TRIGGER, Q.REVIEW, Q.END))
 _VERB_NAMES = {verb: verb.name.lower() for verb in Verb}  # as the log names them
 _DEPTH_NAMES = {depth: depth.name.lower() for depth in Depth}
 
@@ -109,7 +110,8 @@ class World:
     rephrase: Rephraser | None = None  # rewords the user's templated replies; never changes a decision
     now: int = 0
     log: list[dict] = field(default_factory=list)
-    inbox: list[str] = field(default_factory=list)
+    inbox: list[str] | None = field(default_factory=list)  # what the agent is told, in words (the text
+    # face reads it); None where no one reads it (the structured face): then nothing is worded
     decisions: list[Decision] = field(default_factory=list)
     feedback: list[FeedbackEvent] = field(default_factory=list)
     observed: set[str] = field(default_factory=set)  # records the agent has read
@@ -127,10 +129,14 @@ class World:
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
         self.replies: Replies = _replies(s.replies, persona.replies)
-        self.tasks = [TaskState(t, i, trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
+        event_at: dict[str, int] = {}
+        for ev in s.events:  # (trigger_minute's look-up of an event's time, once for all the tasks)
+            event_at.setdefault(ev.id, ev.at)
+        self.tasks = [TaskState(t, i, event_at.get(t.trigger.event, 0) if t.trigger.type == "event"
+                                else trigger_minute(s, t)) for i, t in enumerate(s.tasks)]
         self.by_id = {t.spec.id: t for t in self.tasks}
         self.tools = {t.name: t for t in s.tools}
-        self.store = RecordStore(s.records, action_sources(s))  # confirmations read as the agent's action was done
+        self.store = RecordStore(s.records, _action_sources(s))  # confirmations read as the agent's action was done
         self.pools = self.pools if self.pools is not None else {}
         for r in s.resources:
             self.pools.setdefault(r.id, SharedPool(r.capacity))
@@ -155,18 +161,20 @@ class World:
             if t.spec.trigger.type == "event":
                 self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
         self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
-        self._schedule_records_and_events()
+        queued = self._schedule_records_and_events()  # (all queued at once: the order of pushing them in turn)
         for task in self.tasks:
             if task.spec.trigger.type != "event":
-                self._queue.push(task.trigger, Q.TRIGGER, task.index)
-            self._queue.push(task.spec.deadline, Q.CLOSE, task.index)
-        for day in range(s.days):
-            self._queue.push(day * MINUTES_PER_DAY + s.review_time, Q.REVIEW, day)
-        self._queue.push(s.end_minute - 1, Q.END, 0)
+                queued.append((task.trigger, _TRIGGER, task.index))
+            queued.append((task.spec.deadline, _CLOSE, task.index))
+        queued.extend((day * MINUTES_PER_DAY + s.review_time, _REVIEW, day) for day in range(s.days))
+        queued.append((s.end_minute - 1, _END, 0))
+        self._queue.extend(queued)
         self._record("run_start", persona=self.persona, rules=dict(self.policy.rules), face=self.face)
 
-    def _schedule_records_and_events(self) -> None:
-        s = self.scenario
+    def _schedule_records_and_events(self) -> list[tuple[int, int, int]]:
+        """Show the records visible from the start, set the conditioned ones waiting, and return
+        the queue items of the timed ones (minute, kind, payload), in order."""
+        s, queued = self.scenario, []
         revealed = {r for ev in s.events for r in ev.reveals}
         for i, rec in enumerate(s.records):
             if rec.id in revealed:
@@ -174,19 +182,20 @@ class World:
             elif rec.when is not None:
                 self._wait(rec.when, "record", i)
             elif rec.appears is not None:
-                self._queue.push(rec.appears, Q.RECORD, i)
+                queued.append((rec.appears, _RECORD, i))
             else:
                 self.store.show(rec.id)
             for v, version in enumerate(rec.versions, start=1):
                 if version.when is not None:  # it waits for what the agent (or the world) does
                     self._wait(version.when, "version", i * 1000 + v)
                 else:
-                    self._queue.push(version.at, Q.RECORD, -(i * 1000 + v))
+                    queued.append((version.at, _RECORD, -(i * 1000 + v)))
         for i, ev in enumerate(s.events):
             if ev.when is not None:
                 self._wait(ev.when, "event", i)
             else:
-                self._queue.push(ev.at, Q.EVENT, i)
+                queued.append((ev.at, _EVENT, i))
+        return queued
 
     def _wait(self, cond, kind: str, index: int) -> None:
         self._waiting.setdefault((cond.task, cond.state), []).append((kind, index))
@@ -197,7 +206,8 @@ class World:
         self.log.append(data)
 
     def _say(self, text: str) -> None:
-        self.inbox.append(f"[{self.clock_text()}] {text}")
+        if self.inbox is not None:
+            self.inbox.append(f"[{self.clock_text()}] {text}")
 
     def _review_once(self, text: str) -> None:
         """A review line, said once a minute however many reviews fall on it."""
@@ -379,11 +389,11 @@ class World:
         if task.followup != self.now:
             return False
         task.followup = None
-        if task.closed:  # the agent asked to be woken: it is, though there is nothing left to do on it
+        if self.inbox is not None:  # (the agent asked to be woken: it is, even on a task closed since)
             self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
+        if task.closed:  # nothing left to do on it
             return True
         self.dirty.add(task.index)
-        self._say(f"Follow-up you scheduled on {self._name(task, 'a deferred matter')}.")
         self._record("followup", task=task.spec.id)
         self._bring_forward()
         return True
@@ -549,7 +559,8 @@ class World:
         """The next feasible time to pick a postponed task up, from what the agent can see: at
         least an hour ahead (and not before ``after``), the user reachable and the compute free
         for the rest of the work, finishing before the deadline."""
-        free = lambda start, end: self.resource_free(task.spec.work.resource, start, end)  # noqa: E731
+        resource = task.spec.work.resource
+        free = None if resource is None else lambda start, end: self.resource_free(resource, start, end)  # noqa: E731
         earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
         return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
@@ -600,7 +611,8 @@ class World:
         if task.units_done == task.spec.work.units:
             self._reach(task, "done")
         self.dirty.add(task.index)
-        self._say(f"Work finished ({task.units_done}/{task.spec.work.units} units) on {self._name(task, 'a matter you started')}.")
+        if self.inbox is not None:
+            self._say(f"Work finished ({task.units_done}/{task.spec.work.units} units) on {self._name(task, 'a matter you started')}.")
         self._record("work_done", task=task.spec.id, units_done=task.units_done)
         return True
 
@@ -834,6 +846,26 @@ def headline(text: str, limit: int = 100) -> str:
 
 
 _REPLIES: dict[tuple[int, int], tuple] = {}
+
+
+_SOURCES: dict[tuple, tuple] = {}
+
+
+def _action_sources(s: Scenario) -> dict[str, str]:
+    """``derive.action_sources``, cached on what it reads, in no order: the tasks (objects), and
+    each event's id, condition and reveals and each record's id, condition and versions (objects:
+    a seed's variant shares them with the file, and moves or reorders only what holds them). The
+    objects are held by the entry, so their ids stay theirs; the result is only looked up in."""
+    key = (frozenset(map(id, s.tasks)), frozenset([(ev.id, id(ev.when), id(ev.reveals)) for ev in s.events]),
+           frozenset([(r.id, id(r.when), id(r.versions)) for r in s.records]))
+    hit = _SOURCES.get(key)
+    if hit is not None:
+        return hit[1]
+    if len(_SOURCES) >= 256:
+        _SOURCES.clear()
+    sources = action_sources(s)
+    _SOURCES[key] = ((tuple(s.tasks), tuple(s.events), tuple(s.records)), sources)
+    return sources
 
 
 def _replies(scenario: Replies, persona: Replies | None) -> Replies:

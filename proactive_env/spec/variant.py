@@ -100,7 +100,7 @@ def apply(s: Scenario, variant: dict) -> Scenario:
     deadline or a TA window boundary it matters for)."""
     offsets = variant["offsets"]
     prepared = _prepared(s)
-    events = [ev.model_copy(update={"at": _moved(ev.at, offsets[ev.id], prepared.event_bounds(s, ev))})
+    events = [prepared.moved(ev, "at", _moved(ev.at, offsets[ev.id], prepared.event_bounds(s, ev)))
               if offsets.get(ev.id) and ev.id not in prepared.pinned else ev for ev in s.events]
     records = {r.id: r for r in s.records}
     for rid, offset in offsets.items():
@@ -108,7 +108,7 @@ def apply(s: Scenario, variant: dict) -> Scenario:
         if rec is not None and rec.appears is not None:
             bounds, latest = prepared.record_bounds(s, rec)
             at = _moved(rec.appears, offset, bounds)
-            records[rid] = rec.model_copy(update={"appears": max(0, min(at, max(latest, rec.appears)))})
+            records[rid] = prepared.moved(rec, "appears", max(0, min(at, max(latest, rec.appears))))
     by_id = {t.id: t for t in s.tasks}
     tasks = [by_id[t] for t in variant["tasks"] if t in by_id]
     dropped = frozenset(by_id) - {t.id for t in tasks}
@@ -127,6 +127,16 @@ class _Prepared:
     pinned: frozenset[str]  # the events that stay put (``_pinned``)
     dropped: dict[frozenset, tuple[frozenset[str], frozenset[str]]]  # tasks dropped -> events, records gone
     bounds: dict[str, tuple] = field(default_factory=dict)  # event / record id -> what its moves are clamped to
+    copies: dict[tuple, object] = field(default_factory=dict)  # (event / record id, time) -> it, moved there
+
+    def moved(self, item, name: str, minute: int):
+        """The scenario's event or record ``item`` with its time ``name`` set to ``minute``: one copy
+        per (item, minute), shared by the variants that move it there (a jitter makes few moves)."""
+        key = (type(item).__name__, item.id, minute)
+        copy = self.copies.get(key)
+        if copy is None:
+            copy = self.copies[key] = item.model_copy(update={name: minute})
+        return copy
 
     def event_bounds(self, s: Scenario, ev) -> tuple[int, int]:
         key = f"event:{ev.id}"
