@@ -176,8 +176,21 @@ class arrived_with_more_urgent:
         if not _untouched(task_rows(obs)[slot]):
             return False
         mine = urgency(obs, slot)
-        return any(self.came_up[s] == self.came_up[slot] and urgency(obs, s) > mine + self.gap
+        return any(self.together(self.came_up[s], self.came_up[slot]) and urgency(obs, s) > mine + self.gap
                    for s in slots if s != slot)
+
+    @staticmethod
+    def together(other: float, mine: float) -> bool:
+        return other == mine
+
+
+class arrived_after_more_urgent(arrived_with_more_urgent):
+    """Newcomer-waits: keep an untouched task back while one that was open before it came up, more
+    urgent by more than ``gap``, is still open (a busy agenda makes arrivals wait)."""
+
+    @staticmethod
+    def together(other: float, mine: float) -> bool:
+        return other < mine
 
 
 def awake_and_outranked(gap: float) -> Callable:
@@ -216,6 +229,9 @@ NEW_FAMILIES: dict[str, Callable[[], tuple[Callable | None, Callable | None]]] =
        for g in (0.0, 0.1)},
     **{f"hold-until-asleep-{g}": (lambda g=g: (awake_and_outranked(g), None)) for g in (0.1, 0.3)},
     "hold-until-asleep-0.1+allocate-when-busy": lambda: (awake_and_outranked(0.1), compute_busy),
+    # written after the scorer's change, measured once
+    **{f"newcomer-waits-{g}": (lambda g=g: (arrived_after_more_urgent(g), None)) for g in (0.0, 0.2)},
+    "newcomer-waits-0.0+allocate-all-compute": lambda: (arrived_after_more_urgent(0.0), needs_compute),
 }
 
 
