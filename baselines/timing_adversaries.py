@@ -284,7 +284,8 @@ TIMING_ADVERSARIES: dict[str, Callable[[], Any]] = {
                                                           "defer-all-but-most-urgent", "start-everything-then-defer")
        for at in POSTPONE_TIMES if at != SLEEP},
     # untuned (timing24): the three-feature rule, and postponing to the next sleep
-    **{f"text-{name}": text(name) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy", "hold-until-asleep-0.1")},
+    **{f"text-{name}": text(name) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy", "due-soonest-of-arrivals-0.1",
+                                               "hold-until-asleep-0.1")},
     **{f"text-{name}@{SLEEP}": text(name, SLEEP) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy",
                                                               "hold-until-asleep-0.1", "hold-while-more-urgent-0.3")},
 }
