@@ -22,8 +22,13 @@ from proactive_env.sim import TaskState, Verb
 from proactive_env.spec import format_at
 from proactive_env.spec.timeline import MINUTES_PER_DAY
 
+from proactive_env.envs.structured import CLOCK_FEATURES
+
 from .scripted import F, PolicyFollowerAgent, first_valid, open_slots, task_rows
 from .text_scripted import TextScriptedAgent
+
+
+USER_ASLEEP = CLOCK_FEATURES.index("user_asleep")
 
 
 def _untouched(row: np.ndarray) -> bool:
@@ -45,6 +50,8 @@ class TimingRule(PolicyFollowerAgent):
 
     def reset(self, *args, **kwargs):
         self._tried = set()
+        for rule in (self._hold, self._allocate):
+            getattr(rule, "reset", lambda: None)()  # a rule that remembers what it saw starts afresh
         return super().reset(*args, **kwargs)
 
     def hold(self, obs: dict[str, np.ndarray], slot: int) -> bool:
@@ -145,6 +152,54 @@ def compute_busy(obs: dict[str, np.ndarray], slot: int) -> bool:
     return bool(row[F["needs_resource"]] and row[F["resource_busy_now"]])
 
 
+class arrived_with_more_urgent:
+    """Due-soonest-of-arrivals: of tasks that come up at the same decision point, work on the most
+    urgent and keep each other untouched one back while one that came up with it, more urgent by
+    more than ``gap``, is still open ("work on what is due soonest, postpone the rest")."""
+
+    def __init__(self, gap: float):
+        self.gap = gap
+        self.reset()
+
+    def reset(self) -> None:
+        self.came_up: dict[int, float] = {}  # slot -> the clock when the rule first saw it open
+        self._last = -1.0
+
+    def __call__(self, obs: dict[str, np.ndarray], slot: int) -> bool:
+        now = float(obs["clock"][0])
+        if now < self._last:  # a new episode without a reset
+            self.reset()
+        self._last = now
+        slots = open_slots(obs)
+        for s in slots:
+            self.came_up.setdefault(s, now)
+        if not _untouched(task_rows(obs)[slot]):
+            return False
+        mine = urgency(obs, slot)
+        return any(self.together(self.came_up[s], self.came_up[slot]) and urgency(obs, s) > mine + self.gap
+                   for s in slots if s != slot)
+
+    @staticmethod
+    def together(other: float, mine: float) -> bool:
+        return other == mine
+
+
+class arrived_after_more_urgent(arrived_with_more_urgent):
+    """Newcomer-waits: keep an untouched task back while one that was open before it came up, more
+    urgent by more than ``gap``, is still open (a busy agenda makes arrivals wait)."""
+
+    @staticmethod
+    def together(other: float, mine: float) -> bool:
+        return other < mine
+
+
+def awake_and_outranked(gap: float) -> Callable:
+    """Hold-until-asleep: keep an untouched task back while the user is awake and another open one
+    is more urgent by at least ``gap``; the user's sleep is when it gets done."""
+    held = outranked(gap)
+    return lambda obs, slot: not obs["clock"][USER_ASLEEP] and held(obs, slot)
+
+
 def either(*rules: Callable) -> Callable:
     return lambda obs, slot: any(r(obs, slot) for r in rules)
 
@@ -166,9 +221,23 @@ FAMILIES: dict[str, tuple[Callable | None, Callable | None]] = {
     "defer-all-but-most-urgent+allocate-all-compute": (not_most_urgent, needs_compute),
     "start-everything-then-defer+allocate-when-busy": (started_once, compute_busy),
 }
+# Families added untuned (timing24): written down and measured once, never adjusted to the suite.
+# (Their rules are built per agent: due-soonest-of-arrivals remembers when each task came up.)
+NEW_FAMILIES: dict[str, Callable[[], tuple[Callable | None, Callable | None]]] = {
+    **{f"due-soonest-of-arrivals-{g}": (lambda g=g: (arrived_with_more_urgent(g), None)) for g in (0.0, 0.1)},
+    **{f"due-soonest-of-arrivals-{g}+allocate-when-busy": (lambda g=g: (arrived_with_more_urgent(g), compute_busy))
+       for g in (0.0, 0.1)},
+    **{f"hold-until-asleep-{g}": (lambda g=g: (awake_and_outranked(g), None)) for g in (0.1, 0.3)},
+    "hold-until-asleep-0.1+allocate-when-busy": lambda: (awake_and_outranked(0.1), compute_busy),
+    # written after the scorer's change, measured once
+    **{f"newcomer-waits-{g}": (lambda g=g: (arrived_after_more_urgent(g), None)) for g in (0.0, 0.2)},
+    "newcomer-waits-0.0+allocate-all-compute": lambda: (arrived_after_more_urgent(0.0), needs_compute),
+}
 
 
 def structured(name: str) -> Callable[[], TimingRule]:
+    if name in NEW_FAMILIES:
+        return lambda: TimingRule(name, *NEW_FAMILIES[name]())
     hold, allocate = FAMILIES[name]
     return lambda: TimingRule(name, hold, allocate)
 
@@ -177,23 +246,28 @@ class TextTimingRule(TextScriptedAgent):
     """A timing rule's decisions on the text face; with ``at`` (a daily time, minutes), every
     postponement goes to the next such clock time at least an hour ahead (postpone-to-fixed-time)."""
 
-    def __init__(self, inner: TimingRule, at: int | None = None):
+    def __init__(self, inner: TimingRule, at: int | str | None = None):
         super().__init__(inner)
         self.at = at
-        self.name = f"text-{inner.name}" + (f"@{format_at(at)[-5:]}" if at is not None else "")
+        where = "" if at is None else "@sleep" if at == SLEEP else f"@{format_at(at)[-5:]}"
+        self.name = f"text-{inner.name}{where}"
 
     def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
         if verb is not Verb.DEFER or self.at is None:
             return super()._calls(verb, t)
         w = self.world
-        until = (w.now + 60) // MINUTES_PER_DAY * MINUTES_PER_DAY + self.at
-        until += MINUTES_PER_DAY if until < w.now + 60 else 0
-        until = min(until, w.scenario.end_minute - 1)
+        if self.at == SLEEP:  # the start of the user's next sleep (the briefing gives their sleep hours)
+            until = w.schedule.sleep.next_start(w.now + 59)
+        else:
+            until = (w.now + 60) // MINUTES_PER_DAY * MINUTES_PER_DAY + self.at
+            until += MINUTES_PER_DAY if until < w.now + 60 else 0
+        until = int(min(until, w.scenario.end_minute - 1))
         return [{"tool": "defer_task", "arguments": {"what": t.spec.title, "until": format_at(until),
                                                       "about": t.spec.id, "plan": f"Pick up '{t.spec.title}' then."}}]
 
 
-POSTPONE_TIMES = {"09:00": 9 * 60, "14:00": 14 * 60, "20:00": 20 * 60}
+SLEEP = "sleep"  # postpone-to the user's next sleep
+POSTPONE_TIMES = {"09:00": 9 * 60, "14:00": 14 * 60, "20:00": 20 * 60, SLEEP: SLEEP}
 TEXT_FAMILIES = ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15", "hold-while-more-urgent-0.15+allocate-when-busy",
                  "bigger-job-first-0.01", "compute-first",
                  "defer-all-but-most-urgent", "allocate-all-compute", "allocate-when-busy", "start-everything-then-defer")
@@ -204,11 +278,16 @@ def text(name: str, at: str | None = None) -> Callable[[], TextTimingRule]:
 
 
 TIMING_ADVERSARIES: dict[str, Callable[[], Any]] = {
-    **{name: structured(name) for name in FAMILIES},
+    **{name: structured(name) for name in (*FAMILIES, *NEW_FAMILIES)},
     **{f"text-{name}": text(name) for name in TEXT_FAMILIES},
     **{f"text-{name}@{at}": text(name, at) for name in ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15",
                                                           "defer-all-but-most-urgent", "start-everything-then-defer")
-       for at in POSTPONE_TIMES},
+       for at in POSTPONE_TIMES if at != SLEEP},
+    # untuned (timing24): the three-feature rule, and postponing to the next sleep
+    **{f"text-{name}": text(name) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy", "due-soonest-of-arrivals-0.1",
+                                               "hold-until-asleep-0.1")},
+    **{f"text-{name}@{SLEEP}": text(name, SLEEP) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy",
+                                                              "hold-until-asleep-0.1", "hold-while-more-urgent-0.3")},
 }
-STRUCTURED_NAMES = tuple(FAMILIES)
+STRUCTURED_NAMES = (*FAMILIES, *NEW_FAMILIES)
 TEXT_NAMES = tuple(n for n in TIMING_ADVERSARIES if n.startswith("text-"))

@@ -235,7 +235,8 @@ def test_the_briefing_states_the_cost_of_needless_postponements():
     from proactive_env.envs.text import ProactivityTextEnv
 
     briefing, _ = ProactivityTextEnv("monitor", "planner").reset(seed=0)
-    assert "competes with nothing costs like a lost decision" in " ".join(briefing.split())
+    # the wrong pick (postponing the urgent work) costs as postponing work that competes with nothing
+    assert "postponing the urgent work, or work competing with nothing, costs a decision" in " ".join(briefing.split())
 
 
 def test_a_decision_needs_the_record_that_shows_it():
@@ -317,7 +318,9 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     Priya has only 10:50–11:10) having read ``hotel_hold`` and ``cal_tuesday`` at 08:30; Mina's reply
     opened the window at 10:32 and the hotel was booked by 11:15. The postponement was counted
     needless (a decision lost, cancelling ta2, which had nothing to postpone) and not as 'later':
-    TA 0. It is the decision won, and nothing is needless; rescoring the log gives the same."""
+    TA 0. It is the decision won, and the dinner's postponement is not needless; rescoring the log
+    gives the same. (At D5 09:00 the player deferred Leo's meeting, ta3's urgent side, for the
+    expense claim: the wrong pick, which loses ta3 and, since timing24, is needless besides.)"""
     from runs import played_case
 
     env = played_case("blind20-conference_trip-planner-1010")
@@ -327,7 +330,7 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     scores = trajectory["scores"]
     ta1 = next(d for d in scores["ta_decisions"] if d["id"] == "ta1_hotel_in_teaching_gap")
     assert ta1["now"] and ta1["later"] and ta1["J_share"] > 0
-    assert not scores["needless_postponements"] and scores["TA"] == pytest.approx(2 / 3)
+    assert scores["needless_postponements"] == ["t14_leo_meeting"] and scores["TA"] == pytest.approx(1 / 3)
     again = rescore(trajectory)
     assert again["TA"] == scores["TA"] and again["J"] == pytest.approx(scores["J"], abs=1e-12)
 
