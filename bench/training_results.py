@@ -94,6 +94,21 @@ RUNS: dict[str, TrainingRun] = {
         "runs/suite-holdout-monitor/eval-unseen", ("runs/suite-holdout-monitor",),
         {"sb3:runs/suite-holdout-monitor/model.zip": "MaskablePPO", "policy-follower": "policy-follower",
          "oracle": "oracle"}, held_out="monitor"),
+    "bc-holdout-monitor": TrainingRun(
+        "Behaviour cloning with the slot policy on the oracle's play of nine scenarios, Monitor held out, "
+        "the epoch chosen on the nine's validation seeds",
+        ((f"proactivity-gym dataset --agents oracle --scenarios {NINE_WITHOUT_MONITOR} --seeds 0-49 "
+          "--data-path runs/bc-holdout-monitor/datasets --out proactivity/oracle-nine-v0",
+          "runs/bc-holdout-monitor/datasets/proactivity/oracle-nine-v0"),
+         ("proactivity-gym train --algo bc --dataset proactivity/oracle-nine-v0 --data-path runs/bc-holdout-monitor/datasets "
+          f"--epochs 16 --eval-scenarios {NINE_WITHOUT_MONITOR} --eval-every 2 --out runs/bc-holdout-monitor/bc",
+          "runs/bc-holdout-monitor/bc/bc.pt"),
+         ("proactivity-gym eval --agents bc:runs/bc-holdout-monitor/bc/bc.pt,policy-follower,oracle --scenarios monitor "
+          "--seed 1000 --seeds 10 --out runs/bc-holdout-monitor/eval-unseen",
+          "runs/bc-holdout-monitor/eval-unseen/results.json")),
+        "runs/bc-holdout-monitor/eval-unseen", ("runs/bc-holdout-monitor/bc",),
+        {"bc:runs/bc-holdout-monitor/bc/bc.pt": "BC, slot policy", "policy-follower": "policy-follower",
+         "oracle": "oracle"}, held_out="monitor"),
     "bc-offline": TrainingRun(
         "Behaviour cloning on the oracle, nine scenarios, Monitor held out",
         (("PPO_STEPS=0 BC_EPOCHS=8 bash scripts/offline_baselines.sh", "runs/offline/eval/results.json"),),
@@ -180,7 +195,8 @@ def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> 
     for folder in run.train_dirs:
         agent = _read_json(ROOT / folder / "agent.json") or _read_json(ROOT / folder / "bc.json")
         if agent is not None:
-            training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps") if k in agent}
+            training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps", "best_epoch", "history")
+                                if k in agent}
             training[folder]["curve"] = _curve(ROOT / folder / "eval.csv")
     return {
         "format": FORMAT, "name": name, "title": run.title, "suite_version": results["suite_version"],
