@@ -5,6 +5,7 @@ MaskablePPO trains) or an MLP over the flattened observation (``--policy mlp``).
 
     proactivity-gym dataset --agents oracle --scenarios all --seeds 0-49 --out proactivity/oracle-v0
     proactivity-gym train --algo bc --dataset proactivity/oracle-v0 --out runs/bc
+    proactivity-gym train --algo bc --dataset proactivity/oracle-v0 --eval-scenarios monitor --out runs/bc  # best epoch by play
     proactivity-gym eval --agents bc:runs/bc/bc.pt --seed 1000 --seeds 3
 
 The MLP's input is the observation flattened as ``MaskedDictObservation`` flattens it (every part

@@ -101,7 +101,7 @@ RUNS: dict[str, TrainingRun] = {
           "--data-path runs/bc-holdout-monitor/datasets --out proactivity/oracle-nine-v0",
           "runs/bc-holdout-monitor/datasets/proactivity/oracle-nine-v0"),
          ("proactivity-gym train --algo bc --dataset proactivity/oracle-nine-v0 --data-path runs/bc-holdout-monitor/datasets "
-          f"--epochs 16 --eval-scenarios {NINE_WITHOUT_MONITOR} --eval-every 2 --out runs/bc-holdout-monitor/bc",
+          f"--epochs 8 --eval-scenarios {NINE_WITHOUT_MONITOR} --eval-every 2 --out runs/bc-holdout-monitor/bc",
           "runs/bc-holdout-monitor/bc/bc.pt"),
          ("proactivity-gym eval --agents bc:runs/bc-holdout-monitor/bc/bc.pt,policy-follower,oracle --scenarios monitor "
           "--seed 1000 --seeds 10 --out runs/bc-holdout-monitor/eval-unseen",
