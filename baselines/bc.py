@@ -5,6 +5,7 @@ MaskablePPO trains) or an MLP over the flattened observation (``--policy mlp``).
 
     proactivity-gym dataset --agents oracle --scenarios all --seeds 0-49 --out proactivity/oracle-v0
     proactivity-gym train --algo bc --dataset proactivity/oracle-v0 --out runs/bc
+    proactivity-gym train --algo bc --dataset proactivity/oracle-v0 --eval-scenarios monitor --out runs/bc  # best epoch by play
     proactivity-gym eval --agents bc:runs/bc/bc.pt --seed 1000 --seeds 3
 
 The MLP's input is the observation flattened as ``MaskedDictObservation`` flattens it (every part
@@ -56,6 +57,14 @@ class Args:
     seed: int = 0
     torch_threads: int = 1
     """torch CPU threads (more than one made training slower on a shared 2-core machine)"""
+    eval_scenarios: str = ""
+    """comma-separated scenarios to play (three personas, validation seeds 900 on) every --eval-every
+    epochs, keeping as bc.pt the epoch of the best mean J (bc-last.pt: the last epoch); each must be
+    a scenario of the dataset, so a held-out scenario is never selected on. Empty: bc.pt is the last epoch"""
+    eval_every: int = 2
+    """epochs between those evaluations (also one after the last epoch)"""
+    eval_episodes: int = 1
+    """validation seeds per scenario and persona at each evaluation"""
 
 
 class BCPolicy(nn.Module):
@@ -103,22 +112,47 @@ def flat_features(observations: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate(list(parts(observations).values()), axis=-1)
 
 
-def load_steps(args: Args) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]], int]:
-    """Per episode (observation parts, masks, actions) of the step the action was taken in; and n_actions."""
+def load_steps(args: Args) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]], int, set[str]]:
+    """Per episode (observation parts, masks, actions) of the step the action was taken in;
+    n_actions; and the scenarios those episodes played (episode metadata 'scenario')."""
     import minari
 
     dataset = minari.load_dataset(args.dataset)
     metadata = list(dataset.storage.get_episode_metadata(range(dataset.total_episodes)))
-    episodes = []
+    episodes, scenarios = [], set()
     for episode, meta in zip(dataset.iterate_episodes(), metadata, strict=True):
         if args.agent and meta.get("agent") != args.agent:
             continue
+        scenarios.add(meta.get("scenario"))
         steps = len(episode.actions)
         obs = {p: episode.observations[p][:steps] for p in PARTS}
         episodes.append((parts(obs), obs["action_mask"].astype(np.float32), episode.actions.astype(np.int64)))
     if not episodes:
         raise ValueError(f"{args.dataset}: no episode of agent {args.agent!r} (episode metadata 'agent')")
-    return episodes, int(dataset.action_space.n)
+    return episodes, int(dataset.action_space.n), scenarios
+
+
+def validation_scenarios(args: Args, trained_on: set[str]) -> list[str]:
+    """The scenarios ``--eval-scenarios`` names, each one the dataset's episodes played: selecting
+    an epoch on a scenario the policy never trained on would tune it on its test scenario."""
+    names = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
+    unseen = [s for s in names if s not in trained_on]
+    if unseen:
+        raise ValueError(f"--eval-scenarios {args.eval_scenarios}: {', '.join(unseen)} is not in the dataset "
+                         f"{args.dataset} (it plays {', '.join(sorted(trained_on))}); the best epoch would be "
+                         "chosen on a scenario it never trained on. Validate on scenarios it trained on")
+    return names
+
+
+def validation_j(policy: nn.Module, scenarios: list[str], episodes: int) -> float:
+    """Mean J of the policy's play on the validation seeds (900 on) of ``scenarios`` × personas."""
+    from .training import evaluate_policy, validation_start
+
+    policy.eval()
+    try:
+        return evaluate_policy(BCAgent(policy), scenarios, episodes, validation_start(episodes))["overall"]["J"]
+    finally:
+        policy.train()
 
 
 def train(args: Args) -> Path:
@@ -129,7 +163,8 @@ def train(args: Args) -> Path:
     rng = np.random.default_rng(args.seed)
     if args.policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {args.policy!r}")
-    episodes, n_actions = load_steps(args)
+    episodes, n_actions, trained_on = load_steps(args)
+    scenarios = validation_scenarios(args, trained_on)
     order = rng.permutation(len(episodes))
     n_valid = int(len(episodes) * args.validation) if len(episodes) > 1 else 0
     x, mask, y = stack(episodes, order[n_valid:])
@@ -142,7 +177,9 @@ def train(args: Args) -> Path:
     policy = build_policy(description)
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
     generator = torch.Generator().manual_seed(args.seed)
-    history = []
+    history, best = [], (-np.inf, None)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     for epoch in range(args.epochs):
         total = 0.0
         for batch in torch.randperm(len(y), generator=generator).split(args.batch_size):
@@ -153,15 +190,20 @@ def train(args: Args) -> Path:
             total += loss.item() * len(batch)
         history.append({"epoch": epoch + 1, "loss": total / len(y), "train_accuracy": accuracy(policy, x, mask, y),
                         "validation_accuracy": accuracy(policy, *validation) if validation else None})
-        valid = history[-1]["validation_accuracy"]
+        if scenarios and ((epoch + 1) % args.eval_every == 0 or epoch + 1 == args.epochs):
+            history[-1]["validation_J"] = validation_j(policy, scenarios, args.eval_episodes)
+            if history[-1]["validation_J"] > best[0]:
+                best = (history[-1]["validation_J"], epoch + 1)
+                torch.save({"state_dict": policy.state_dict(), **description}, out / MODEL)
+        valid, played = history[-1]["validation_accuracy"], history[-1].get("validation_J")
         print(f"[bc] epoch {epoch + 1}: loss {history[-1]['loss']:.4f}, accuracy {history[-1]['train_accuracy']:.3f}"
-              + (f", validation accuracy {valid:.3f}" if valid is not None else ""), flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+              + (f", validation accuracy {valid:.3f}" if valid is not None else "")
+              + (f", validation J {played:.3f}" if played is not None else ""), flush=True)
     path = out / MODEL
-    torch.save({"state_dict": policy.state_dict(), **description}, path)
+    torch.save({"state_dict": policy.state_dict(), **description}, out / "bc-last.pt" if scenarios else path)
     (out / "bc.json").write_text(json.dumps({"args": dataclasses.asdict(args), "steps": len(y),
-                                             "episodes": len(episodes), "history": history}, indent=1))
+                                             "episodes": len(episodes), "best_epoch": best[1] or args.epochs,
+                                             "history": history}, indent=1))
     plot_training(history, out / "learning_curve.png", f"behaviour cloning on {args.dataset}")
     return path
 

@@ -62,7 +62,8 @@ class CommonArgs:
     """the env's potential-based shaping (early credit at the action, undone by the potential:
     the return is still J); evaluation never shapes"""
     eval_scenarios: str = "monitor"
-    """comma-separated scenarios the periodic evaluation plays (all three personas each)"""
+    """comma-separated scenarios the periodic evaluation plays (all three personas each); it picks
+    best_model.zip, so none may be a scenario the training env holds out (--env-kwargs 'exclude')"""
     eval_freq: int = 20_000
     """environment steps between evaluations with the benchmark's scorer (also one at step 0 and at the end)"""
     eval_episodes: int = 3
@@ -347,8 +348,36 @@ def callbacks(args: CommonArgs, algo: str, observation: str) -> tuple[CallbackLi
     return CallbackList([*curriculum, checkpoints, scorer, progress]), scorer
 
 
+def held_out_scenarios(env_id: str, env_kwargs: str) -> list[str]:
+    """The shipped scenarios the training env (``env_id`` with the JSON ``env_kwargs``) is kept
+    from: those its ``exclude`` names (the suite env's, or a curriculum's suite stage) and, for the
+    suite env, those its ``scenarios`` leaves out."""
+    from proactive_env.envs.suite import _names
+    from proactive_env.spec import shipped_names
+
+    kwargs = json.loads(env_kwargs) if env_kwargs else {}
+    held_out = set(_names("exclude", kwargs.get("exclude", "")))
+    scenarios = kwargs.get("scenarios", "all")
+    if env_id == SUITE_ID and scenarios != "all":
+        held_out |= set(shipped_names()) - set(_names("scenarios", scenarios))
+    return sorted(held_out)
+
+
+def check_no_tuning_on_held_out(args: CommonArgs) -> None:
+    """Refuse an evaluation during training (which picks ``best_model.zip``) on a scenario the
+    training env holds out: choosing the model there would tune on the test scenario."""
+    evaluated = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
+    tuned_on = [s for s in evaluated if s in held_out_scenarios(args.env, args.env_kwargs)]
+    if tuned_on:
+        raise ValueError(f"--eval-scenarios {args.eval_scenarios}: {', '.join(tuned_on)} is held out of training "
+                         f"(--env-kwargs {args.env_kwargs}); the best model would be chosen on it. Validate on "
+                         "scenarios the training env plays, e.g. --eval-scenarios with some of the others")
+
+
 def save_config(args, algo: str, observation: str, policy: str = "mlp") -> None:
-    """The start of every training run: torch's threads, and the run's configuration on disk."""
+    """The start of every training run: the check that it does not select on a held-out
+    scenario, torch's threads, and the run's configuration on disk."""
+    check_no_tuning_on_held_out(args)
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,9 @@ class TrainingRun:
 
 
 SLOT_CHECKPOINT = "runs/monitor-slots/checkpoints/maskable-ppo_{}_steps.zip"  # SB3's CheckpointCallback names
+# Validation while training (which picks best_model.zip) plays the scenarios trained on, never the held-out one
+NINE_WITHOUT_MONITOR = ("apartment_move,conference_trip,exam_prep,experiments,household_finances,job_applications,"
+                        "meal_planning,medications,pottery_studio")
 STRUCTURED_ADVERSARIES = ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only")
 RUNS: dict[str, TrainingRun] = {
     "rllib-monitor": TrainingRun(
@@ -82,7 +85,8 @@ RUNS: dict[str, TrainingRun] = {
     "suite-holdout-monitor": TrainingRun(
         "MaskablePPO on nine scenarios, Monitor held out, 1M steps",
         (("proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 --env-kwargs '{\"exclude\": \"monitor\"}' "
-          "--eval-scenarios monitor --timesteps 1000000 --eval-freq 100000 --eval-episodes 5 --checkpoint-freq 100000 "
+          f"--eval-scenarios {NINE_WITHOUT_MONITOR} --timesteps 1000000 --eval-freq 100000 --eval-episodes 2 "
+          "--checkpoint-freq 100000 "
           "--out runs/suite-holdout-monitor", "runs/suite-holdout-monitor/model.zip"),
          ("proactivity-gym eval --agents sb3:runs/suite-holdout-monitor/model.zip,policy-follower,oracle "
           "--scenarios monitor --seed 1000 --seeds 10 --out runs/suite-holdout-monitor/eval-unseen",
@@ -90,9 +94,24 @@ RUNS: dict[str, TrainingRun] = {
         "runs/suite-holdout-monitor/eval-unseen", ("runs/suite-holdout-monitor",),
         {"sb3:runs/suite-holdout-monitor/model.zip": "MaskablePPO", "policy-follower": "policy-follower",
          "oracle": "oracle"}, held_out="monitor"),
+    "bc-holdout-monitor": TrainingRun(
+        "Behaviour cloning with the slot policy on the oracle's play of nine scenarios, Monitor held out, "
+        "the epoch chosen on the nine's validation seeds",
+        ((f"proactivity-gym dataset --agents oracle --scenarios {NINE_WITHOUT_MONITOR} --seeds 0-49 "
+          "--data-path runs/bc-holdout-monitor/datasets --out proactivity/oracle-nine-v0",
+          "runs/bc-holdout-monitor/datasets/proactivity/oracle-nine-v0"),
+         ("proactivity-gym train --algo bc --dataset proactivity/oracle-nine-v0 --data-path runs/bc-holdout-monitor/datasets "
+          f"--epochs 8 --eval-scenarios {NINE_WITHOUT_MONITOR} --eval-every 2 --out runs/bc-holdout-monitor/bc",
+          "runs/bc-holdout-monitor/bc/bc.pt"),
+         ("proactivity-gym eval --agents bc:runs/bc-holdout-monitor/bc/bc.pt,policy-follower,oracle --scenarios monitor "
+          "--seed 1000 --seeds 10 --out runs/bc-holdout-monitor/eval-unseen",
+          "runs/bc-holdout-monitor/eval-unseen/results.json")),
+        "runs/bc-holdout-monitor/eval-unseen", ("runs/bc-holdout-monitor/bc",),
+        {"bc:runs/bc-holdout-monitor/bc/bc.pt": "BC, slot policy", "policy-follower": "policy-follower",
+         "oracle": "oracle"}, held_out="monitor"),
     "bc-offline": TrainingRun(
         "Behaviour cloning on the oracle, nine scenarios, Monitor held out",
-        (("PPO_STEPS=0 bash scripts/offline_baselines.sh", "runs/offline/eval/results.json"),),
+        (("PPO_STEPS=0 BC_EPOCHS=8 bash scripts/offline_baselines.sh", "runs/offline/eval/results.json"),),
         "runs/offline/eval", ("runs/offline/bc",),
         {"bc:runs/offline/bc/bc.pt": "BC", "policy-follower": "policy-follower", "oracle": "oracle"}, held_out="monitor"),
 }
@@ -176,7 +195,8 @@ def result_document(name: str, run: TrainingRun, timings: list[dict] | None) -> 
     for folder in run.train_dirs:
         agent = _read_json(ROOT / folder / "agent.json") or _read_json(ROOT / folder / "bc.json")
         if agent is not None:
-            training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps") if k in agent}
+            training[folder] = {k: agent[k] for k in ("algo", "policy", "args", "episodes", "steps", "best_epoch", "history")
+                                if k in agent}
             training[folder]["curve"] = _curve(ROOT / folder / "eval.csv")
     return {
         "format": FORMAT, "name": name, "title": run.title, "suite_version": results["suite_version"],

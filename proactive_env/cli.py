@@ -728,7 +728,8 @@ def _check_training_args(args) -> None:
     if hasattr(args, "eval_scenarios"):
         names = [scenario_ref(s)[0] for s in args.eval_scenarios.split(",") if s.strip()]
         unknown = [n for n in names if n not in shipped_names()]
-        if not names or unknown:
+        optional = getattr(type(args), "eval_scenarios", None) == ""  # BC evaluates only when asked to
+        if unknown or not (names or optional):
             raise UsageError(f"--eval-scenarios: expected shipped scenario names, got {args.eval_scenarios!r}")
         args.eval_scenarios = ",".join(names)  # gym ids given as their scenario names
     for name in ("timesteps", "eval_freq", "eval_episodes", "n_envs", "checkpoint_freq", "epochs"):

@@ -3,17 +3,20 @@
 # every scenario but a held-out one, BC on it, MaskablePPO on the same nine scenarios, then all of
 # them (and the policy-follower and oracle) evaluated on test seeds of all ten scenarios.
 #   bash scripts/offline_baselines.sh                        # as in the README
-#   HELD_OUT=monitor TRAIN_SEEDS=0-49 PPO_STEPS=550000 OUT=runs/offline bash scripts/offline_baselines.sh
-# PPO_STEPS=0 leaves MaskablePPO out. Finished steps are kept (the dataset, each model, each
+#   HELD_OUT=monitor TRAIN_SEEDS=0-49 BC_EPOCHS=30 PPO_STEPS=550000 OUT=runs/offline bash scripts/offline_baselines.sh
+# PPO_STEPS=0 leaves MaskablePPO out; MaskablePPO's evaluation while training (which keeps its best
+# model) plays the training scenarios, never the held-out one. Finished steps are kept (the dataset, each model, each
 # evaluated run): the same command resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-runs/offline}"
 held_out="${HELD_OUT:-monitor}"
 train_seeds="${TRAIN_SEEDS:-0-49}"
+bc_epochs="${BC_EPOCHS:-30}"
 ppo_steps="${PPO_STEPS:-550000}"
 dataset="proactivity/oracle-train-v0"
-bash scripts/setup.sh test,minari
+# (the venv is made only where it lacks the tools: a worktree's venv may share installed packages)
+.venv/bin/python -c "import minari, sb3_contrib" 2>/dev/null || bash scripts/setup.sh test,minari
 . .venv/bin/activate
 export MINARI_DATASETS_PATH="$PWD/$out/datasets"
 train_scenarios=$(python -c "from proactive_env.spec import shipped_names; print(','.join(n for n in shipped_names() if n != '$held_out'))")
@@ -21,11 +24,11 @@ train_scenarios=$(python -c "from proactive_env.spec import shipped_names; print
 if ! python -c "import minari, sys; sys.exit('$dataset' not in minari.list_local_datasets())"; then
   proactivity-gym dataset --agents oracle --scenarios "$train_scenarios" --seeds "$train_seeds" --out "$dataset"
 fi
-[ -f "$out/bc/bc.pt" ] || proactivity-gym train --algo bc --dataset "$dataset" --out "$out/bc"
+[ -f "$out/bc/bc.pt" ] || proactivity-gym train --algo bc --dataset "$dataset" --epochs "$bc_epochs" --out "$out/bc"
 agents="bc:$out/bc/bc.pt"
 if [ "$ppo_steps" -gt 0 ]; then
   [ -f "$out/mppo/model.zip" ] || proactivity-gym train --algo maskable-ppo --env Proactivity-Suite-v0 \
-    --env-kwargs "{\"exclude\": \"$held_out\"}" --eval-scenarios "$held_out" --timesteps "$ppo_steps" \
+    --env-kwargs "{\"exclude\": \"$held_out\"}" --eval-scenarios "$train_scenarios" --timesteps "$ppo_steps" \
     --eval-freq 50000 --eval-episodes 2 --no-progress-bar --out "$out/mppo"
   agents="$agents,sb3:$out/mppo/model.zip"
 fi

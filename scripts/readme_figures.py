@@ -188,7 +188,8 @@ def content_families_table(workers: int) -> list[str]:
 # ---------------------------------------------------------------------------------- training tables
 RESULTS = ROOT / "bench" / "training-results"
 TRAINING_LAYOUT = {"rllib-monitor": "persona", "maskable-ppo-monitor": "agent",
-                   "suite-holdout-monitor": "scenario", "bc-offline": "scenario"}
+                   "suite-holdout-monitor": "scenario", "bc-offline": "scenario",
+                   "bc-holdout-monitor": "scenario"}
 
 
 def _pooled(rows: list[dict], metric: str) -> float:

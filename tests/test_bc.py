@@ -79,3 +79,26 @@ def test_bad_bc_inputs_are_clear_errors(trained, tmp_path):
     with pytest.raises(ValueError, match="no episode of agent 'nobody'"):
         train(Args(dataset=NAME, data_path=data, agent="nobody", out=str(tmp_path / "x"), epochs=1))
     assert np.isfinite(report["history"][-1]["loss"])
+
+
+def test_bc_keeps_the_epoch_that_plays_best_and_never_selects_on_a_scenario_it_did_not_train_on(trained, tmp_path):
+    """With --eval-scenarios, bc.pt is the epoch of the best validation J (played on seeds 900 on,
+    never the test split) and bc-last.pt the last; a scenario outside the dataset is refused, naming
+    the option and the scenario, before anything trains."""
+    path, report = trained
+    data = report["args"]["data_path"]
+    with pytest.raises(ValueError, match="--eval-scenarios monitor,experiments: experiments is not in the dataset"):
+        train(Args(dataset=NAME, data_path=data, out=str(tmp_path / "refused"), epochs=1,
+                   eval_scenarios="monitor,experiments"))
+    assert not (tmp_path / "refused").exists()
+    out = tmp_path / "selected"
+    train(Args(dataset=NAME, data_path=data, out=str(out), epochs=3, eval_every=1, eval_scenarios="monitor",
+               policy="mlp", net_arch="64"))
+    saved = json.loads((out / "bc.json").read_text())
+    played = [h["validation_J"] for h in saved["history"]]
+    assert len(played) == 3 and saved["best_epoch"] == 1 + played.index(max(played))
+    from proactive_env.baselines.training import evaluate_policy
+
+    best, last = (evaluate_policy(load_bc_agent(f"bc:{out / name}"), ["monitor"], 1, 900)["overall"]["J"]
+                  for name in ("bc.pt", "bc-last.pt"))
+    assert (best, last) == (pytest.approx(max(played)), pytest.approx(played[-1]))

@@ -81,7 +81,7 @@ def test_dqn(tmp_path):
 def test_suite_env_trains_on_a_held_out_split(tmp_path):
     out = tmp_path / "suite"
     args = parse_args(train_maskable_ppo.Args, SMALL + ["--env", "Proactivity-Suite-v0", "--env-kwargs",
-                                                         '{"exclude": "monitor"}', "--eval-scenarios", "monitor",
+                                                         '{"exclude": "monitor"}', "--eval-scenarios", "experiments",
                                                          "--policy", "mlp", "--n-envs", "1", "--n-steps", "512",
                                                          "--out", str(out)])
     check_outputs(out, train_maskable_ppo.train(args))
@@ -110,3 +110,40 @@ def test_curriculum_stages_change_what_the_env_plays(tmp_path):
     args = parse_args(train_maskable_ppo.Args, SMALL + ["--curriculum", "fixed-seed,persona,sampled", "--policy", "mlp",
                                                          "--n-envs", "2", "--n-steps", "256", "--out", str(out)])
     check_outputs(out, train_maskable_ppo.train(args))
+
+
+@pytest.mark.parametrize("trainer", [train_maskable_ppo, train_ppo, train_dqn])
+@pytest.mark.parametrize("env, env_kwargs", [("Proactivity-Suite-v0", '{"exclude": "monitor"}'),
+                                             ("Proactivity-Suite-v0", '{"scenarios": "experiments,medications"}'),
+                                             ("Proactivity-Experiments-v0", '{"exclude": ["monitor"]}')])
+def test_no_trainer_selects_its_model_on_a_held_out_scenario(tmp_path, trainer, env, env_kwargs):
+    """The evaluation during training keeps best_model.zip: a scenario the training env holds out
+    (its own exclude, a curriculum's suite stage's, or left out of the suite's scenarios) is refused
+    there, naming the option and the scenario, before anything trains or is written."""
+    out = tmp_path / "run"
+    args = parse_args(trainer.Args, SMALL + ["--env", env, "--env-kwargs", env_kwargs,
+                                             "--eval-scenarios", "experiments,monitor", "--out", str(out)])
+    with pytest.raises(ValueError, match=r"--eval-scenarios experiments,monitor: monitor is held out of training"):
+        trainer.train(args)
+    assert not out.exists()
+
+
+def test_the_holdout_recipes_validate_on_what_they_train_on():
+    """Every recorded training recipe with a held-out scenario (bench/training_results.py, the
+    README's commands) keeps it out of the evaluation that picks its model."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from test_readme_figures import _load
+
+    module = _load("training_results", Path(__file__).resolve().parents[1] / "bench" / "training_results.py")
+    sys.modules.pop("training_results")
+    held_out_runs = [run for run in module.RUNS.values() if run.held_out]
+    assert held_out_runs
+    for run in held_out_runs:
+        for command, _ in run.commands:
+            words = shlex.split(command)
+            if "--eval-scenarios" in words:
+                evaluated = words[words.index("--eval-scenarios") + 1].split(",")
+                assert run.held_out not in evaluated and len(evaluated) >= 1, command
