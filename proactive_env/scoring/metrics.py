@@ -506,9 +506,10 @@ class RunScorer:
         tasks known; or before it (foresight), with the competing task open and the agent having
         seen what makes the clash: a record that shows it (``shown_by``) and the urgent demand —
         the urgent task come up, or a record of its own read (not the calendar: that shows the
-        user's time, not the demand). The urgent task's trigger is not what the agent sees. It is
-        over once the urgent side's hold on what is shared is (``clash_end``)."""
-        if t >= d.clash_end:
+        user's time, not the demand). The urgent task's trigger is not what the agent sees. (A
+        postponement made after the urgent hold ended, inside the window, is still in view: it can
+        only be later than ``clash_end``, and the structured face's follow-ups come back hourly.)"""
+        if t >= d.spec.end:
             return False
         if t >= d.spec.start:
             return self._both_active(d)
@@ -562,8 +563,6 @@ class RunScorer:
                 continue
             if t >= d.spec.end:
                 why.append(f"{d.spec.id}'s window had closed")
-            elif t >= d.clash_end:
-                why.append(f"{d.spec.urgent}'s work on {d.spec.shares} had finished: {d.spec.id}'s clash was over")
             elif tid == d.spec.urgent:
                 why.append(f"before {d.spec.id}'s window, whose urgent side it is (the work to do when it opens)")
             elif t >= d.spec.start and not self._both_active(d):
