@@ -208,12 +208,12 @@ def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
                    else "no substantive work on the urgent task inside the window")
     if not later and not d.intruded:
         if d.competed:
-            why.append("the competing task reached what the clash shares inside the window (put to the user, "
+            why.append("the competing task reached what the clash shares while it lasted (put to the user, "
                        "or run on the resource)")
         elif d.continuation == 0.5:
             why.append("the competing task was deferred without a time")
         elif not d.later:
-            why.append("the competing task was not deferred or scheduled to a feasible time after the window")
+            why.append("the competing task was not deferred or scheduled to a feasible time after the clash")
     return now, later, cont, "; ".join(why) or "both served: urgent now, competing later"
 
 

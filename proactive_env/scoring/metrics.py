@@ -139,13 +139,41 @@ class _Decision:
     spec: object
     now: bool = False
     urgent_deferred: bool = False
-    later: bool = False
-    continuation: float = 0.0
-    competed: bool = False
+    vague: bool = False  # the competing task deferred without a time while the clash was in view
     intruded: bool = False
     closed: bool = False
     eligible: bool = False
     competing_open: bool | None = None  # was the competing task open when the urgent work was first handled?
+    # the urgent task's work on the resource the clash shares all done, as the world reported it (its
+    # last ``work_done``), inside the window: the clash is over then (None: nothing ended it before the window)
+    hold_end: int | None = None
+    # when the competing side reached what the clash shares, as [from, to) minutes (put to the user,
+    # run on the resource), and the times it was explicitly put to (feasible, before its deadline,
+    # while the clash was in view): both are judged against ``clash_end`` when the window closes
+    reaches: list[tuple[int, int]] = field(default_factory=list)
+    put_to: list[int] = field(default_factory=list)
+
+    @property
+    def clash_end(self) -> int:
+        """When the clash was over, as the agent could see it: the urgent side's hold on what is
+        shared ended (``hold_end``), else the window's end."""
+        return self.spec.end if self.hold_end is None else self.hold_end
+
+    @property
+    def competed(self) -> bool:
+        """The competing side reached what the clash shares while the clash lasted."""
+        end = self.clash_end
+        return any(a < end and b > self.spec.start for a, b in self.reaches)
+
+    @property
+    def later(self) -> bool:
+        """The competing side was explicitly put to a time at or after the clash's end."""
+        end = self.clash_end
+        return any(at >= end for at in self.put_to)
+
+    @property
+    def continuation(self) -> float:
+        return 1.0 if self.later else 0.5 if self.vague else 0.0
 
 
 class RunScorer:
@@ -290,7 +318,12 @@ class RunScorer:
         return len(self.needless_postponements) > lost
 
     def _on_work_done(self, e: dict, t: int) -> bool:
-        self._task_of(e).units_done = e["units_done"]
+        task = self._task_of(e)
+        task.units_done = e["units_done"]
+        if task.units_done >= task.spec.work.units:  # its hold on its resource is over, as the agent is told
+            for d, urgent in self._roles.get(task.spec.id, ()):
+                if urgent and d.hold_end is None and t < d.spec.end and task.spec.work.resource == d.spec.shares:
+                    d.hold_end = max(t, d.spec.start)
         return False
 
     def _on_note(self, e: dict, t: int) -> bool:
@@ -451,7 +484,7 @@ class RunScorer:
                 if urgent:
                     self._handled(d)
                 elif d.spec.id in self._through_user:
-                    d.competed = True
+                    d.reaches.append((t, t + 1))
 
     def _handled(self, d: _Decision) -> None:
         """The urgent task got substantive work inside the window: note whether the competing one
@@ -474,7 +507,9 @@ class RunScorer:
         tasks known; or before it (foresight), with the competing task open and the agent having
         seen what makes the clash: a record that shows it (``shown_by``) and the urgent demand —
         the urgent task come up, or a record of its own read (not the calendar: that shows the
-        user's time, not the demand). The urgent task's trigger is not what the agent sees."""
+        user's time, not the demand). The urgent task's trigger is not what the agent sees. (A
+        postponement made after the urgent hold ended, inside the window, is still in view: it can
+        only be later than ``clash_end``, and the structured face's follow-ups come back hourly.)"""
         if t >= d.spec.end:
             return False
         if t >= d.spec.start:
@@ -568,13 +603,13 @@ class RunScorer:
                 if d.spec.start <= start < d.spec.end:
                     self._handled(d)
             else:
-                if start < d.spec.end and end > d.spec.start:
-                    # only a run on what the clash shares competes: private work (a note's unit on
-                    # no compute) takes neither the user's time nor the resource
-                    d.competed |= e.get("resource") == d.spec.shares
-                elif (e.get("allocated") and start >= d.spec.end and end < task.spec.deadline
-                      and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
-                    d.later, d.continuation = True, 1.0
+                # only a run on what the clash shares competes: private work (a note's unit on
+                # no compute) takes neither the user's time nor the resource
+                if e.get("resource") == d.spec.shares:
+                    d.reaches.append((start, end))
+                if (e.get("allocated") and end < task.spec.deadline
+                        and self._clash(d, e["t"]) and self._run_clashes(d, task, e["t"])):
+                    d.put_to.append(start)
 
     def _scheduled(self, task: _Task, e: dict) -> None:
         """An executed action whose tool declares when it begins (``Tool.starts``), read like an
@@ -588,10 +623,9 @@ class RunScorer:
         for d in self.decisions:
             if e["t"] >= d.spec.end or task.spec.id != d.spec.competing or d.spec.shares == "user_time":
                 continue
-            if d.spec.start <= start < d.spec.end:
-                d.competed = True
-            elif start >= d.spec.end and self._clash(d, e["t"]):  # (queued in time: the world took it)
-                d.later, d.continuation = True, 1.0
+            d.reaches.append((start, start + 1))
+            if self._clash(d, e["t"]):  # (queued in time: the world took it)
+                d.put_to.append(start)
 
     def _action_start(self, e: dict) -> int | None:
         """When an executed action begins, from its tool's declared start parameters (omitted: now);
@@ -618,9 +652,9 @@ class RunScorer:
                 d.urgent_deferred = True
             elif self._clash(d, made):
                 if until is None:
-                    d.continuation = max(d.continuation, 0.5)
-                elif until >= d.spec.end and self._feasible(task, until):
-                    d.later, d.continuation = True, 1.0
+                    d.vague = True
+                elif self._feasible(task, until):
+                    d.put_to.append(until)
         # deferring a decision's urgent task loses that decision and is needless besides, inside its
         # window as before it: the wrong pick of a clash must cost more than not choosing at all, or
         # a rule that ignores judgement (the nearer deadline first) gains where it is right, free
