@@ -57,9 +57,9 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, decl
 
     First match wins: a task with nothing to approve gets "nothing"; a request naming an action
     the task does not have, or leaving out its action, gets "nothing" too: the user asks what is
-    meant and decides nothing (no permission, and no decline: the answer standing and the rule in
-    force stay as they were); a user whose rule for
-    the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
+    meant and decides nothing (no permission and no decline: the answer standing and the rule in
+    force stay as they were; the text face does not even send it, ``TextTools``); a user whose
+    rule for the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
     delegated it says yes (the asking itself is under-intervention, judged elsewhere); the
     persona's scripted refusal; low trust; work that competed with the user (stochastic); work
     done in sleep time (stochastic); otherwise approval.
