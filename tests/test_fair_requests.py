@@ -11,6 +11,7 @@ draw); each probe runs on a copy of the world, so the run itself is only waited 
 """
 
 import copy
+import json
 
 import pytest
 from gymnasium.utils import seeding
@@ -18,6 +19,7 @@ from gymnasium.utils import seeding
 from noninterference import drawn, without
 from proactive_env.baselines import TextOracleAgent
 from proactive_env.envs.text import ProactivityTextEnv
+from proactive_env.evaluate import play
 from proactive_env.sim import TextTools, ToolError, World
 from proactive_env.sim.tools import GENERIC_TOOLS
 from proactive_env.sim.world import RUN_TOOL
@@ -217,3 +219,97 @@ def test_a_request_for_a_task_still_to_come_is_answered_alike_whatever_is_to_com
             assert probed == probes[task_id], f"{name}/{persona}/{seed} without {task_id}: woke at other times"
             compared += len(probed)
     assert compared > 0
+
+
+UNCLEAR = {"tool": "do_it_as_discussed", "args": {}}  # names no action any matter calls for
+
+
+@pytest.mark.parametrize("name", shipped_names())
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_a_request_not_understood_is_no_decline_and_the_right_request_after_it_is_answered_as_alone(name, persona):
+    """For every task with an approval action, when it comes up: a request under its matter naming
+    no action it calls for is "not understood" and not sent — nothing put to the user, no decision
+    (on main: recorded as the user declining, so the task's wanted depth fell to a suggestion), no
+    trust moved, the answer standing and the rules in force as before — and the correct request
+    after it gets the same result and decision as asked alone."""
+    probed = 0
+    for seed in SEEDS:
+        s, choice = drawn(name, persona, seed)
+        world, tools = _world(s, persona, choice["rules"], seed)
+        seen = set()
+        for _ in _decision_points(world, tools):
+            for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed and t.index not in seen]:
+                seen.add(task.index)
+                about, message = _about(world, task), f"May I {task.spec.action.tool.replace('_', ' ')}?"
+                alone = copy.deepcopy(tools)
+                alone_result = _ask(alone, message, [_own(task)], about)[0]
+                first = copy.deepcopy(tools)
+                w = first.world
+                answers, rules = dict(w.policy.answers), dict(w.policy.rules)
+                approval = w.tasks[task.index].approval
+                result, log, _ = _ask(first, message, [UNCLEAR], about)
+                where = f"{name}/{persona}/{seed} {task.spec.id}"
+                assert "not understood" in result, (where, result)
+                assert not [e for e in log if e["type"] in ("decision", "present", "trust")], (where, log)
+                assert (w.policy.answers, w.policy.rules) == (answers, rules), where
+                assert w.tasks[task.index].approval in (approval, "pending"), where  # queued where the user is away
+                assert _ask(first, message, [_own(task)], about)[0] == alone_result, where
+                assert [d.to_dict() for d in w.decisions[-1:]] == [d.to_dict() for d in alone.world.decisions[-1:]], where
+                probed += 1
+    assert probed >= len(SEEDS)
+
+
+class _UnclearFirst(TextOracleAgent):
+    """The text oracle, asking each of its approval requests first with an action no matter calls for."""
+
+    name = "text-oracle+not-understood-first"
+
+    def reset(self, env, seed: int) -> None:
+        super().reset(env, seed)
+        self.held: str | None = None
+
+    def act(self, obs: str, info: dict) -> str:
+        if self.held is not None:
+            call, self.held = self.held, None
+            return call
+        call = super().act(obs, info)
+        parsed = json.loads(call)
+        if parsed.get("tool") != "request_approval":
+            return call
+        self.held = call
+        return json.dumps({**parsed, "arguments": {**parsed["arguments"], "actions": [UNCLEAR]}})
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_a_not_understood_request_before_each_of_the_text_oracles_leaves_its_scores(name):
+    """Over every persona and seed, the text oracle with each approval request first asked with an
+    action no matter calls for scores what it scores alone: J, TA, TR-D, trust and every task's TC."""
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            alone = play(TextOracleAgent(), name, persona, seed)["scores"]
+            probed = play(_UnclearFirst(), name, persona, seed)["scores"]
+            for key in ("J", "TA", "TC", "TR_D", "TR_J"):
+                assert probed[key] == pytest.approx(alone[key]), (persona, seed, key)
+            assert [t["TC"] for t in probed["tasks"]] == [t["TC"] for t in alone["tasks"]], (persona, seed)
+
+
+def test_round_21s_flashcards_request_not_understood_is_no_decline():
+    """Round 21 (exam_prep / planner / 1013): requests for the flashcards named what the player
+    took the work to be, not the matter's action (``save_study_plan``), and were answered "not
+    understood" — recorded as Jamie declining, so the flashcards' wanted depth fell to a
+    suggestion. Now such a request is not sent, names the action, and the right one is approved."""
+    name, persona, seed = "exam_prep", "planner", 1013
+    s, choice = drawn(name, persona, seed)
+    world, tools = _world(s, persona, choice["rules"], seed)
+    cards = world.by_id["t05_flashcards"]
+    for _ in _decision_points(world, tools):
+        if cards in tools.open_tasks():
+            break
+    about = _about(world, cards)
+    result, log, _ = _ask(tools, "OK to make the Quiz 3 flashcards from L20-L22 now?",
+                          [{"tool": "make_flashcards", "args": {"deck": "L20-L22"}}], about)
+    assert result == (f"Error: request_approval: not sent — not understood: name the exact actions "
+                      f"({about}'s action: save_study_plan)"), result
+    assert not log and cards.spec.id not in world.policy.answers and cards.approval is None
+    result, log, _ = _ask(tools, "OK to save the Quiz 3 flashcards to your notebook?", [_own(cards)], about)
+    assert [(e["verdict"], e["rule"]) for e in log if e["type"] == "decision"] == [("approve", "default_approve")], log

@@ -31,7 +31,8 @@ CASES = [(s, p, seed) for s in shipped_names() for p in PERSONAS for seed in SEE
 
 class ProbingOracle(TextOracleAgent):
     """The text oracle, plus one call about each decision's competing task as soon as the agent is
-    inside the window with both tasks come up: ``note`` (private work) or ``message`` (to the user)."""
+    inside the window with both tasks come up: ``note`` (private work) or ``message`` (to the user);
+    ``note-after``: the note once the competing task is postponed (deferred or given a later run)."""
 
     def __init__(self, probe: str):
         self.probe = probe
@@ -47,11 +48,12 @@ class ProbingOracle(TextOracleAgent):
         for d in w.scenario.ta_decisions:
             urgent, competing = tasks.get(d.urgent), tasks.get(d.competing)
             if (d.id in self.probed or urgent is None or competing is None or not d.start <= w.now < d.end
-                    or not (urgent.active and competing.active) or competing.closed):
+                    or not (urgent.active and competing.active) or competing.closed
+                    or (self.probe == "note-after" and not (competing.deferred or competing.allocated))):
                 continue
             self.probed.add(d.id)
             text = work_text(competing)
-            if self.probe == "note":
+            if self.probe.startswith("note"):
                 call = {"tool": "write_note", "arguments": {"text": text, "about": competing.spec.id}}
             else:
                 call = {"tool": "message_user", "arguments": {"text": text, "about": competing.spec.id}}
@@ -61,7 +63,8 @@ class ProbingOracle(TextOracleAgent):
 
 @functools.lru_cache(maxsize=None)
 def probed(probe: str, scenario: str, persona: str, seed: int) -> dict:
-    return play(ProbingOracle(probe), scenario, persona, seed)
+    agent = ProbingOracle(probe)
+    return {**play(agent, scenario, persona, seed), "probed": frozenset(agent.probed)}
 
 
 def _decisions(run: dict) -> dict[str, dict]:
@@ -98,12 +101,42 @@ def _probed_plays(kind: str, scenario: str):
             yield persona, seed, run, kept, s, decisions
 
 
+@pytest.mark.parametrize("probe", ["note", "note-after"])
 @pytest.mark.parametrize("scenario", shipped_names())
-def test_private_work_on_the_competing_task_in_the_window_never_fails_a_decision(scenario):
-    for persona, seed, run, _, _, decisions in _probed_plays("note", scenario):
+def test_private_work_on_the_competing_task_in_the_window_never_fails_a_decision(scenario, probe):
+    """A private note on the competing matter inside the window — before it is postponed, or after
+    — is neither running the competing job (its unit of work takes no compute and puts nothing to
+    the user) nor undoes its postponement: every decision won, TA 100 %, nothing needless."""
+    for persona, seed, run, _, _, decisions in _probed_plays(probe, scenario):
         for did, d in decisions.items():
             assert _won(d), (persona, seed, did, d)
         assert run["scores"]["TA"] == 1.0 and not run["scores"]["needless_postponements"], (persona, seed)
+
+
+def test_the_note_probes_reach_every_counted_decision():
+    """The sweep above is no vacuous pass: the first note lands inside the window of every counted
+    decision whose two tasks are both open there, and the later one after most postponements."""
+    first = after = counted = 0
+    for scenario, persona, seed in CASES:
+        kept, _, _ = _counted(scenario, persona, seed)
+        counted += len(kept)
+        first += len(kept & probed("note", scenario, persona, seed)["probed"])
+        after += len(kept & probed("note-after", scenario, persona, seed)["probed"])
+    assert first == after == counted, (first, after, counted)
+
+
+def test_round_20s_note_on_the_ablation_inside_tuesday_nights_clash_is_not_running_it():
+    """Round 20 (experiments / operator / 1009): a private note on the ablation inside ta2's window
+    (the sweep's night) counted as running the ablation on the GPUs, failing ta2. The note's unit
+    of work runs on no compute: ta2 is won, before the ablation is deferred and after it."""
+    for probe in ("note", "note-after"):
+        run = probed(probe, "experiments", "operator", 1009)
+        assert "ta2_tuesday_night" in run["probed"], probe
+        d = next(d for d in load_scenario("experiments").ta_decisions if d.id == "ta2_tuesday_night")
+        units = [e for e in run["log"] if e["type"] == "work" and e["task"] == "t06_ablation_queue"
+                 and d.start <= e["t"] < d.end]
+        assert units and all(e["resource"] is None for e in units), (probe, units)  # the note's unit: no GPU
+        assert _won(_decisions(run)["ta2_tuesday_night"]), probe
 
 
 @pytest.mark.parametrize("scenario", shipped_names())

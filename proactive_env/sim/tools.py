@@ -20,7 +20,8 @@ from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.derive import names_problem, record_names
 from ..spec.meaning import leaves, mentions, normalise, same_list, same_value
 from ..spec.timeline import parse_at
-from .world import RUN_TOOL, Matter, TaskState, World, headline
+from .user import unclear_request
+from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline
 
 _STR = {"type": "string"}
 _ABOUT = {"about": {**_STR, "description": "optional: the id of the open matter this concerns"}}
@@ -867,9 +868,9 @@ class TextTools:
             return (f"Request kept: it fits no open matter; it goes to {w.scenario.user.name} if a matter it fits "
                     f"comes up (you will be told).")
         task = task or self.attribute(message, about=about)
-        if task is None:
-            w._record("message", text=message, request=list(requested))
-            return f"{w.scenario.user.name}: {w.replies.unrecognised}"
+        if task is None:  # the user could not tell what to answer: nothing is put to them
+            raise ToolError("request_approval: not sent — not understood: name the exact actions and the matter "
+                            "they are for")
         if RUN_TOOL in requested and not w.needs_run_ok(task) and not self._named_run(task, about):
             requested = tuple(r for r in requested if r != RUN_TOOL) or requested  # reserving needs no OK here
         split = ""
@@ -889,6 +890,12 @@ class TextTools:
         if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
             raise ToolError(f"request_approval: not sent — {', '.join(elsewhere)} is the work of another open matter; "
                             f"one matter per request: ask for it on its own")
+        wanted = decided_tool(task, requested)
+        unknown = any(r not in w.tools and r not in GENERIC_TOOLS for r in requested)  # no tool at all
+        if unclear_request(wanted, requested) or (wanted is None and unknown):  # the user could not tell what to answer
+            matter = w.matter_of(task).id if w.matter_of(task) else "this matter"
+            asks = f"{matter}'s action: {wanted}" if wanted else f"nothing under {matter} needs an OK"
+            raise ToolError(f"request_approval: not sent — not understood: name the exact actions ({asks})")
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         if decision is None:
             return f"Request{self._linked(task, about)} queued: the user will decide when available.{split}"

@@ -39,23 +39,36 @@ class Decision:
                 "minute": self.minute, "trust_before": self.trust_before, "trust_after": self.trust_after}
 
 
+def unclear_request(task_tool: str | None, requested: tuple[str, ...]) -> str | None:
+    """Why the user cannot make out what a request asks of a task whose decision is ``task_tool``
+    (None: they can): it names something else, or leaves that out."""
+    if task_tool is None:
+        return None
+    if any(a != task_tool for a in requested):
+        return "unrecognised_action"
+    if task_tool not in requested:
+        return "incomplete_request"
+    return None
+
+
 def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, declines: bool, trust: float,
            competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
     """Return (verdict, rule) for a request made while the user is available.
 
     First match wins: a task with nothing to approve gets "nothing"; a request naming an action
-    the task does not have, or leaving out its action, gets no permission; a user whose rule for
-    the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
+    the task does not have, or leaving out its action, gets "nothing" too: the user asks what is
+    meant and decides nothing (no permission and no decline: the answer standing and the rule in
+    force stay as they were; the text face does not even send it, ``TextTools``); a user whose
+    rule for the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
     delegated it says yes (the asking itself is under-intervention, judged elsewhere); the
     persona's scripted refusal; low trust; work that competed with the user (stochastic); work
     done in sleep time (stochastic); otherwise approval.
     """
     if task_tool is None:
         return "nothing", "no_action_requested"
-    if any(a != task_tool for a in requested):
-        return "decline", "unrecognised_action"
-    if task_tool not in requested:
-        return "decline", "incomplete_request"
+    unclear = unclear_request(task_tool, requested)
+    if unclear:
+        return "nothing", unclear
     if rule in ("prepare", "suggest"):
         return "acknowledge", "review_only"
     if rule == "execute":

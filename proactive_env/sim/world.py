@@ -499,7 +499,7 @@ class World:
         spec = task.spec
         before = self.trust.value
         run = _asks_for_the_run(task, requested)  # the run is what is decided
-        verdict, rule = decide(task_tool=RUN_TOOL if run else spec.action.tool if spec.action else None,
+        verdict, rule = decide(task_tool=decided_tool(task, requested),
                                requested=requested,
                                rule=self.policy.rules[spec.work.category] if run else self.policy.rule(spec),
                                declines=self.persona in spec.declines,
@@ -508,7 +508,8 @@ class World:
         self.decisions.append(decision)
         self._record("decision", **decision.to_dict())
         self.policy.answer(spec.id, verdict)
-        task.approval = verdict
+        # a reply that decides nothing (not understood, or nothing to approve) leaves the answer standing
+        task.approval = verdict if verdict != "nothing" else self.policy.answers.get(spec.id)
         if verdict == "approve":
             task.exec_refused = task.run_refused = False
             self._reach(task, "approved")
@@ -534,7 +535,7 @@ class World:
             self._record("reply", text=text, reworded=text != base)
         status = _STATUS.get(decision.rule, _STATUS[decision.verdict])  # however terse the user's words
         if decision.rule == "unrecognised_action":  # what this matter asks for: its own action, nothing still to come
-            status += f" (this matter's action: {self.by_id[decision.task].spec.action.tool})"
+            status += f" (this matter's action: {decided_tool(self.by_id[decision.task], decision.actions)})"
         return f"{user.name}: {text} [your request: {status}]"
 
     # ------------------------------------------------------------------ compute
@@ -830,6 +831,18 @@ class World:
 _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not approved: they will do it themselves",
            "nothing": "nothing here to approve", "unrecognised_action": "not understood: name the exact actions",
            "incomplete_request": "not approved: list every action it involves"}
+
+
+def decided_tool(task: TaskState, requested: tuple[str, ...]) -> str | None:
+    """What a request about the task is decided on: its run where it asks for that, else its
+    action, else (where it names anything) its run, if the user decides that (None: nothing to
+    approve)."""
+    work = task.spec.work
+    if _asks_for_the_run(task, requested):
+        return RUN_TOOL
+    if task.spec.action is not None:
+        return task.spec.action.tool
+    return RUN_TOOL if requested and work.category is not None and task.units_done < work.units else None
 
 
 def _asks_for_the_run(task: TaskState, requested: tuple[str, ...]) -> bool:

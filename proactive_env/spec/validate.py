@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import json
 
-from .derive import action_sources, names_hold, placeholders
+from .derive import action_sources, fill, fill_fields, names_hold, placeholders
 from .expand import resource_use, user_busy
 from .meaning import leaves, mentions
 from .models import PERSONAS, Scenario, Task, When
@@ -668,24 +668,34 @@ def _declared(path: str, args: dict, params: dict, free: list[str] = ()) -> Iter
 
 
 def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
-    """Every value the scorer demands of an action (its required arguments and every key inside
-    them, not free text; an optional argument is compared only if given, so leaving it out is
-    always right) is said, on meaning, by something the agent can see before the task's deadline
-    (``visible_by``) or among the values the tool's schema enumerates. The task's
-    description is the author's note, never shown: it says nothing to the agent."""
+    """Every value the scorer compares of an action (``compared_values``) is said, on meaning, by
+    something the agent can see before the task's deadline (``visible_by``) or among the values
+    the tool's schema enumerates. The task's description is the author's note, never shown: it
+    says nothing to the agent."""
     tools = {t.name: t for t in s.tools}
     for i, task in enumerate(s.tasks):
         if task.action is None or task.action.tool not in tools:
             continue
         params = tools[task.action.tool].params
         said = visible_by(s, task.deadline, task.id) + "\n" + json.dumps(_schema_text(params), ensure_ascii=False)
-        for key, value in task.action.args.items():
-            if key in task.action.free_text or key not in params or not params[key].required:
-                continue
-            for where, leaf in leaves(value, f"tasks[{i}].action.args.{key}"):
-                if not isinstance(leaf, bool) and not _said(said, leaf):
-                    yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
-                                  f"no record, event or enum of the tool's schema says {leaf!r}")
+        for where, leaf in compared_values(s, task, f"tasks[{i}].action.args"):
+            if not _said(said, leaf):
+                yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
+                              f"no record, event or enum of the tool's schema says {leaf!r}")
+
+
+def compared_values(s: Scenario, task: Task, path: str = "") -> Iterator[tuple[str, object]]:
+    """The values of the task's reference action the scorer compares where given
+    (``sim.tools.args_problem``): every declared argument not free text — a required one, and an
+    optional one too (given, it must match: a start left out starts the action now, so where the
+    start matters it is given) — and every leaf inside it but booleans."""
+    params = next(t for t in s.tools if t.name == task.action.tool).params
+    for key, value in task.action.args.items():
+        if key in task.action.free_text or key not in params:
+            continue
+        for where, leaf in leaves(value, f"{path}.{key}" if path else key):
+            if not isinstance(leaf, bool):
+                yield where, leaf
 
 
 def _schema_text(params: dict) -> list:
@@ -713,19 +723,28 @@ def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str |
     """All the text of the records, versions and events the agent can have seen by ``minute``:
     unconditional ones, and those that wait for a state the expected behaviour (of ``persona``,
     or of some persona) reaches — never one that waits for ``task`` itself (what its own action
-    brings cannot tell the agent how to do it)."""
+    brings cannot tell the agent how to do it); a text derived from an executed action reads as
+    that action's reference arguments fill it (the invoice sent says the total it was sent with)."""
     ids = {t.id: t for t in s.tasks}
+    sources = action_sources(s)
 
     def seen(cond: When | None) -> bool:
         return cond is None or (cond.task != task and cond.task in ids
                                 and cond.state in reachable_states(s, ids[cond.task], persona))
 
-    parts = [e.text for e in s.events if e.at <= minute and seen(e.when)]
+    def args(key: str) -> dict | None:  # a text under an executed action reads as the expected one did it
+        source = sources.get(key)
+        return ids[source].action.args if source is not None else None
+
+    def said(key: str, *texts: str, fields: dict) -> list[str]:
+        return [*(fill(x, args(key)) for x in texts), *map(str, fill_fields(fields, args(key)).values())]
+
+    parts = [fill(e.text, args(f"event:{e.id}")) for e in s.events if e.at <= minute and seen(e.when)]
     for r in s.records:
         if (r.appears is None or r.appears <= minute) and seen(r.when):
-            parts += [r.title, r.text, *map(str, r.fields.values())]
-            parts += [x for v in r.versions if v.at <= minute and seen(v.when)
-                      for x in (v.title or "", v.text, *map(str, v.fields.values()))]
+            parts += said(f"record:{r.id}", r.title, r.text, fields=r.fields)
+            parts += [x for j, v in enumerate(r.versions, start=1) if v.at <= minute and seen(v.when)
+                      for x in said(f"record:{r.id}:{j}", v.title or "", v.text, fields=v.fields)]
     return "\n".join(parts)
 
 
