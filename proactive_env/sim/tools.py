@@ -76,6 +76,8 @@ ALSO_FOR = 24 * 60  # a need covered in passing, or a follow-up to a finished ma
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
 _CODE = re.compile(r"[0-9_/.-]")
+# a number with a unit, an amount, a time or a date ("14:00", "gbp 27", "72 hours", "16 apr 01:30")
+_QUANTITY = re.compile(r"(?:gbp |usd |eur |[£$€])?\d[\d.,:/–-]*(?: ?[a-z]{1,9}\.?)?(?: [\d.,:/–-]+)?")
 COMMON_IN = 2  # a needle in more of the visible records than this is common: it points at no task
 RAISED_CLAIM = 2 * CLAIM_SCORE  # without 'about', a listed matter takes a call only where its words point twice over
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
@@ -382,8 +384,10 @@ class TextTools:
     def _fits_best(self, task: TaskState, text: str, besides: TaskState | None = None) -> bool:
         """Is a call filed by its words (no ``about``; or the extra credit of ``_also``) mostly
         about ``task``? Its words must cite one of the task's own facts, or three of its own title
-        words (``CLAIM_SCORE``), and sentence by sentence (``_pointers``) most of those that point
-        at a task must point at it, and no more than half of them all at nothing that came up:
+        words (``CLAIM_SCORE``), more than all it cites of records nothing that came up rests on
+        (``_loose``), and sentence by sentence (``_pointers``) at least half of those that point
+        at a task, and more than at any other, must point at it, and no more than half of them
+        all at nothing that came up:
         one shared phrase or quantity claims nothing (round 23: a hotel note's "free cancellation
         until 72 h before arrival" went to the ESTA task's "72 hours before travel"; round 19: a
         rent note citing the rent notice's £960 and HL-21840 went to the energy bill). ``besides``:
@@ -396,13 +400,24 @@ class TextTools:
         """How well words that are mostly about ``task`` fit it (``_fits_best``): (sentences
         pointing at it, its own facts and title words named); None where they are not."""
         own = _claim_score(self.distinct, task.spec, text)
-        if own < CLAIM_SCORE:
+        if own < CLAIM_SCORE or own <= CLAIM_SCORE * len(self._loose(task, text)):
             return None
         pointers = [i for i in self._pointers(text, task, besides) if besides is None or i != besides.index]
         mine, nothing = pointers.count(task.index), pointers.count(None)
-        if 2 * nothing > len(pointers) or 2 * mine <= len(pointers) - nothing:
+        if (2 * nothing > len(pointers) or 2 * mine < len(pointers) - nothing
+                or any(pointers.count(i) >= mine for i in set(pointers) - {task.index, None})):
             return None
         return mine, own
+
+    def _loose(self, task: TaskState, text: str) -> set[str]:
+        """What the words cite of visible records that no task that came up rests on (ids, codes,
+        amounts, dates, names its facts do not hold): each a fact of something still unknown
+        (round 19: a rent note citing the rent notice went to the energy bill)."""
+        w = self.world
+        rests_on = {r for i in w.came_up for r in w.tasks[i].spec.evidence}
+        said = "\n".join(_needles(task.spec))
+        return {n for rid, needles in self.record_needles if rid not in rests_on
+                for n in needles if mentions(text, n) and not mentions(said, n)}
 
     def _most_about(self, tasks: list[TaskState], text: str) -> TaskState | None:
         """Of ``tasks``, the one the words are most about (``_aboutness``), if they are mostly about any."""
@@ -412,7 +427,8 @@ class TextTools:
     def _pointers(self, text: str, task: TaskState, besides: TaskState | None = None) -> list[int | None]:
         """Per sentence, what it points at for ``task``. A sentence names a task by one of its
         facts or three of its title words (``CLAIM_SCORE``). It points at the task where it names
-        as much of it (any of its facts and title words: a fact it shares is its own too) as of
+        as much of it (any of its facts and title words: a fact it shares is its own too, unless
+        by a quantity another task cites, which points at neither) as of
         any other task that has come up, open or over (the facts and title words only that one
         has), and no less than of what visible records other than its evidence (or
         ``besides``'s) hold and its facts do not (each id, code, amount, date or name counting as
@@ -423,7 +439,9 @@ class TextTools:
         evidence = set(task.spec.evidence) | (set(besides.spec.evidence) if besides is not None else set())
         theirs = {n for rid, needles in self.record_needles if rid not in evidence
                   for n in needles if mentions(text, n) and not mentions(said, n)}
-        facts, words = _fact_needles(task.spec), _title_words(task.spec)
+        only = {n for fact in self.distinct[task.spec.id][0] for n in fact}  # a quantity others cite too points at neither
+        facts = [{n for n in fact if n in only or not _QUANTITY.fullmatch(n)} for fact in _fact_needles(task.spec)]
+        words = _title_words(task.spec)
         out: list[int | None] = []
         for sentence in _sentences(text):
             own = _score(facts, words, sentence)  # all its terms: a fact it shares is its own too
