@@ -18,6 +18,7 @@ from gymnasium.utils import seeding
 from noninterference import drawn
 from proactive_env.baselines.oracle import work_text
 from proactive_env.sim import TextTools, ToolError, World
+from proactive_env.sim.tools import _sentences
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
@@ -92,7 +93,8 @@ def test_a_note_on_a_need_still_to_come_sharing_one_quantity_with_an_open_one_wa
                 for quantity in _quantities(other)[:2]:
                     for task in hidden:
                         note = work_text(task)
-                        if any(i is not None for i in tools._pointers(note, other)):
+                        pointers = tools._pointers(note, other)
+                        if len(pointers) < len(_sentences(note)) or any(i is not None for i in pointers):
                             continue  # it names something that came up (a need following from one): not this case
                         text = f"{note}\nAlso: {quantity}."
                         where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} ~ {other.spec.id} {quantity!r}"

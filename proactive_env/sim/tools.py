@@ -433,7 +433,8 @@ class TextTools:
         has), and no less than of what visible records other than its evidence (or
         ``besides``'s) hold and its facts do not (each id, code, amount, date or name counting as
         a fact of something else; else None); else at the other task it names the most; None
-        where it names no task, or two alike."""
+        where it names no task, or two alike. A sentence with only a word or two of the task's
+        and nothing of another's is left out."""
         w = self.world
         said = "\n".join(_needles(task.spec))
         evidence = set(task.spec.evidence) | (set(besides.spec.evidence) if besides is not None else set())
@@ -451,6 +452,8 @@ class TextTools:
             if own >= max(CLAIM_SCORE, rival):  # a sentence names a task by a fact or three title words
                 at = task.index if own >= CLAIM_SCORE * sum(1 for n in theirs if mentions(sentence, n)) else None
             elif rival < CLAIM_SCORE or (len(scores) > 1 and scores[1][0] == rival):  # no one other task
+                if own > 0:
+                    continue  # a word of the task's and nothing else's: it names nothing, nor points away
                 at = None
             out.append(at)
         return out
