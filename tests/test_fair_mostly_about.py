@@ -10,6 +10,7 @@ to the registration and "also" to the ESTA task again, and ``book_hotel`` about 
 ("m1 calls for no such action now"); the hotel task had come up with Mina's reply (m9)."""
 
 import json
+import pathlib
 import re
 
 import pytest
@@ -23,7 +24,7 @@ from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-EVIDENCE = "/work/wt/evidence/conference-operator-1019.json"
+ROUND23 = pathlib.Path(__file__).parent / "data" / "blind23-conference_trip-operator-1019.json"  # its first 58 calls
 
 
 def _world(name, persona, seed):
@@ -146,17 +147,13 @@ def test_a_call_naming_a_matter_that_brought_a_needs_record_goes_to_that_need(na
 def _replay(upto: int):
     from proactive_env.envs.text import ProactivityTextEnv
 
-    session = json.load(open(EVIDENCE))
+    session = json.loads(ROUND23.read_text())
     env = ProactivityTextEnv(scenario=session["scenario"], persona=session["persona"])
     env.reset(seed=session["seed"])
-    said = []
-    for call in session["calls"][:upto]:
-        obs, *_ = env.step(call)
-        said.append(obs)
-    return env, session["calls"], said
+    calls = [json.dumps(call) for call in session["actions"][:upto]]
+    return env, calls, [env.step(call)[0] for call in calls]
 
 
-@pytest.mark.skipif(not __import__("os").path.exists(EVIDENCE), reason="round 23's session file")
 def test_round_23_the_hotel_note_waits_for_the_hotel_and_m1_carries_the_booking():
     """Round 23 (conference_trip / operator / 1019), the calls quoted from the session: the hotel
     note of D1 08:30 ("... deposit of $247.47 (first night incl. tax) is charged at once; free
