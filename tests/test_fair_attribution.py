@@ -42,8 +42,8 @@ def test_a_request_naming_one_matter_never_asks_for_another_matters_action(name,
             tools.settle()
             for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed]:
                 for matter in list(world.matters.values()):
-                    if task.index in matter.tasks or task.executed:  # (an earlier probe may have done it)
-                        continue
+                    if task.index in tools.concerns(matter) or task.executed:  # (an earlier probe may have done it;
+                        continue  # a matter that brought one of its evidence records concerns it too)
                     owner = world.matter_of(task)
                     if owner is None:
                         continue  # a need no matter concerns yet: a call naming the notice that brought it up may take it

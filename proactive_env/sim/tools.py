@@ -77,6 +77,8 @@ ALSO_FOR = 24 * 60  # a need covered in passing, or a follow-up to a finished ma
 CLAIM_SCORE = 3  # earlier words claimed by a task that comes up: one of its facts, or three title words
 ARG_NEEDLE = 5  # an action's argument this long that looks like an id, a file or a code points at its task
 _CODE = re.compile(r"[0-9_/.-]")
+# a number with a unit, an amount, a time or a date ("14:00", "gbp 27", "72 hours", "16 apr 01:30")
+_QUANTITY = re.compile(r"(?:gbp |usd |eur |[£$€])?\d[\d.,:/–-]*(?: ?[a-z]{1,9}\.?)?(?: [\d.,:/–-]+)?")
 COMMON_IN = 2  # a needle in more of the visible records than this is common: it points at no task
 RAISED_CLAIM = 2 * CLAIM_SCORE  # without 'about', a listed matter takes a call only where its words point twice over
 LINK_BY_WORDS = 2  # a call without 'about' is linked by its words only if it mentions this many of a task's
@@ -203,9 +205,12 @@ def _claim_score(distinct: dict, task, text: str) -> int:
     """How strongly earlier words point at a task: its own reference facts and codes (shared with
     no other task) count three times, its own title words once; a fact, or three title words, is
     enough to claim them."""
-    facts, words = distinct[task.id]
-    return (3 * sum(1 for fact in facts if any(mentions(text, n) for n in fact))
-            + sum(1 for w in words if mentions(text, w)))
+    return _score(*distinct[task.id], text)
+
+
+def _score(facts: list[set[str]], words: set[str], text: str) -> int:
+    """Facts (any of a fact's needles) count three times, title words once."""
+    return 3 * sum(1 for fact in facts if any(mentions(text, n) for n in fact)) + sum(1 for w in words if mentions(text, w))
 
 
 def _mentions(task, text: str) -> int:
@@ -297,12 +302,22 @@ class TextTools:
     def open_tasks(self) -> list[TaskState]:
         return [t for t in self.world.tasks if t.active and not t.closed]
 
+    def concerns(self, matter: Matter) -> list[int]:
+        """The tasks a matter concerns: those it raised or that joined it, and every open task
+        whose evidence holds a record the matter brought (the message that raised a need can
+        carry its work and its action, round 23: the hotel asked about in the trip request).
+        Only tasks that have come up are added: what is still to come never changes it."""
+        brought = set(matter.records)
+        return [*matter.tasks, *(t.index for t in self.open_tasks() if t.index not in matter.tasks
+                                 and brought & set(t.spec.evidence))]
+
     def attribute(self, text: str = "", about: Any = None, postpone: bool = False,
                   until: int | None = None, file: bool = True) -> TaskState | None:
         """The one open task a note, message, deferral or allocation concerns, or None.
 
         ``about`` names a matter (``list_matters``): the call is that matter's and stays so
-        (``_file``). It goes to the matter's open task, or — where it concerns several — to the
+        (``_file``). It goes to the open task the matter concerns (``concerns``: one joining it
+        by a record the matter brought joins it), or — where it concerns several — to the
         best match by words among them (ties: the most urgent; for a postponement only what is
         still due at ``until`` counts, ties to the least urgent); where none that it raised is
         open, to a need no matter concerns yet that its words fit, which joins the named matter
@@ -315,19 +330,22 @@ class TextTools:
         matter = self.matter(about)
         open_tasks = self.open_tasks()
         if matter is not None:
-            mine = [t for t in open_tasks if t.index in matter.tasks]
-            if all(t.index in matter.joined for t in mine):  # nothing it raised is open: a need it brings up joins it
+            concerned = self.concerns(matter)
+            mine = [t for t in open_tasks if t.index in concerned]
+            raised = [t for t in mine if t.index in matter.tasks and t.index not in matter.joined]
+            if not raised:  # nothing it raised is open: a need it brings up joins it
                 spotted = self._unclaimed(text, named=matter, file=file)
                 if spotted is not None or not mine:
                     return spotted
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
-            if len(mine) == 1:
-                return mine[0]
             # several: the best match by words; a tie goes to the most urgent one, or — for a
             # postponement — to the least urgent (one does not postpone what is due first)
-            best = self._best(mine, text, latest=postpone)
-            return best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
+            best = mine[0] if len(mine) == 1 else self._best(mine, text, latest=postpone)
+            best = best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
+            if file and best.index not in matter.tasks:  # a need the matter brought a record of: it joins it
+                self._file(best, matter, text)
+            return best
         return self._unclaimed(text, file=file)
 
     def own_matter(self, task: TaskState, text: str) -> None:
@@ -350,47 +368,96 @@ class TextTools:
             self.world._record("matter_joined", id=shown.id, task=task.spec.id)
 
     def _unclaimed(self, text: str, named: Matter | None = None, file: bool = True) -> TaskState | None:
-        """Something the agent took up on its own: the open task no matter concerns yet that the
-        words fit best (filed under the matter named, else a matter of the agent's own); else,
-        where the agent named no matter, the open task of a listed matter whose own facts the
-        words carry; else None."""
-        unclaimed = [t for t in self.open_tasks() if self.world.matter_of(t) is None]
-        task = self._best(unclaimed, text, least=LINK_BY_WORDS)
-        if task is not None and self._fits_best(task, text):
-            if file:
-                self._file(task, named, text)
-            return task
-        if named is not None or task is not None:  # the agent named a matter, or the words fit another thing as well
-            return None
-        raised = [(s, t) for t in self.open_tasks() if self.world.matter_of(t) is not None
-                  and (s := _claim_score(self.distinct, t.spec, text)) >= RAISED_CLAIM]
-        best = max(raised, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index), default=(0, None))[1]
-        return best if best is not None and self._fits_best(best, text) else None
-
-    def _fits_best(self, task: TaskState, text: str) -> bool:
-        """Do words filed without ``about`` fit ``task`` — one of its own facts, or three of its
-        own title words (``CLAIM_SCORE``) — and better than anything else the agent can see:
-        every other task that has come up, open or over (on the facts and title words no other
-        shares), and what the visible records hold that the task does not (each id, code, amount,
-        date or name that the words cite, the task's facts do not, and a record other than its
-        evidence holds, counts as a fact of something else)? And more of the sentences that cite
-        a task or such a record must cite the task than not. Else they wait for a matter they fit (round 19: a rent note citing the
-        balance and the saved payee went to the energy bill, though it cited more of the rent
-        notice: £960, HL-21840). Judged on what has come up and is visible alone (non-interference)."""
+        """Something the agent took up on its own: of the open tasks no matter concerns yet that
+        the words mention and — where the agent named no matter — those of listed matters whose own
+        facts the words carry twice over, the one the words are most about (``_most_about``; a
+        need no matter concerns is filed under the matter named, else a matter of the agent's
+        own); else None (it waits)."""
         w = self.world
+        unclaimed = [t for t in self.open_tasks() if w.matter_of(t) is None and _mentions(t.spec, text) >= LINK_BY_WORDS]
+        raised = [] if named is not None else [  # the agent named a matter: never another listed one
+            t for t in self.open_tasks() if w.matter_of(t) is not None and _claim_score(self.distinct, t.spec, text) >= RAISED_CLAIM]
+        task = self._most_about(unclaimed + raised, text)
+        if task is not None and file and w.matter_of(task) is None:
+            self._file(task, named, text)
+        return task
+
+    def _fits_best(self, task: TaskState, text: str, besides: TaskState | None = None) -> bool:
+        """Is a call filed by its words (no ``about``; or the extra credit of ``_also``) mostly
+        about ``task``? Its words must cite one of the task's own facts, or three of its own title
+        words (``CLAIM_SCORE``), more than all it cites of records nothing that came up rests on
+        (``_loose``), and sentence by sentence (``_pointers``) at least half of those that point
+        at a task, and more than at any other, must point at it, and no more than half of them
+        all at nothing that came up:
+        one shared phrase or quantity claims nothing (round 23: a hotel note's "free cancellation
+        until 72 h before arrival" went to the ESTA task's "72 hours before travel"; round 19: a
+        rent note citing the rent notice's £960 and HL-21840 went to the energy bill). ``besides``:
+        the task the call already counts for; its sentences are left out (what the call covers
+        in passing is judged on the rest). Else the words wait for a matter they fit. Judged on
+        what has come up and is visible alone (non-interference)."""
+        return self._aboutness(task, text, besides) is not None
+
+    def _aboutness(self, task: TaskState, text: str, besides: TaskState | None = None) -> tuple[int, int] | None:
+        """How well words that are mostly about ``task`` fit it (``_fits_best``): (sentences
+        pointing at it, its own facts and title words named); None where they are not."""
         own = _claim_score(self.distinct, task.spec, text)
-        rivals = [_claim_score(self.distinct, w.tasks[i].spec, text) for i in w.came_up if i != task.index]
-        own_needles = _needles(task.spec)
-        said = "\n".join(own_needles)
-        theirs = {n for rid, needles in self.record_needles if rid not in task.spec.evidence
-                  for n in needles if mentions(text, n) and not mentions(said, n)}  # what a record not its own holds
-        if not (own >= CLAIM_SCORE and own > max([*rivals, CLAIM_SCORE * len(theirs)])):
-            return False
-        # sentence by sentence: more of those that cite something must be the task's than not
-        citing = [p for p in _sentences(text) if any(mentions(p, n) for n in theirs)
-                  or any(_claim_score(self.distinct, w.tasks[i].spec, p) for i in w.came_up)]
-        mine = sum(1 for p in citing if any(mentions(p, n) for n in own_needles))
-        return mine > len(citing) - mine
+        if own < CLAIM_SCORE or own <= CLAIM_SCORE * len(self._loose(task, text)):
+            return None
+        pointers = [i for i in self._pointers(text, task, besides) if besides is None or i != besides.index]
+        mine, nothing = pointers.count(task.index), pointers.count(None)
+        if (2 * nothing > len(pointers) or 2 * mine < len(pointers) - nothing
+                or any(pointers.count(i) >= mine for i in set(pointers) - {task.index, None})):
+            return None
+        return mine, own
+
+    def _loose(self, task: TaskState, text: str) -> set[str]:
+        """What the words cite of visible records that no task that came up rests on (ids, codes,
+        amounts, dates, names its facts do not hold): each a fact of something still unknown
+        (round 19: a rent note citing the rent notice went to the energy bill)."""
+        w = self.world
+        rests_on = {r for i in w.came_up for r in w.tasks[i].spec.evidence}
+        said = "\n".join(_needles(task.spec))
+        return {n for rid, needles in self.record_needles if rid not in rests_on
+                for n in needles if mentions(text, n) and not mentions(said, n)}
+
+    def _most_about(self, tasks: list[TaskState], text: str) -> TaskState | None:
+        """Of ``tasks``, the one the words are most about (``_aboutness``), if they are mostly about any."""
+        fits = [(fit, -t.spec.deadline, -t.index, t) for t in tasks if (fit := self._aboutness(t, text)) is not None]
+        return max(fits, key=lambda f: f[:3], default=(None, 0, 0, None))[3]
+
+    def _pointers(self, text: str, task: TaskState, besides: TaskState | None = None) -> list[int | None]:
+        """Per sentence, what it points at for ``task``. A sentence names a task by one of its
+        facts or three of its title words (``CLAIM_SCORE``). It points at the task where it names
+        as much of it (any of its facts and title words: a fact it shares is its own too, unless
+        by a quantity another task cites, which points at neither) as of
+        any other task that has come up, open or over (the facts and title words only that one
+        has), and no less than of what visible records other than its evidence (or
+        ``besides``'s) hold and its facts do not (each id, code, amount, date or name counting as
+        a fact of something else; else None); else at the other task it names the most; None
+        where it names no task, or two alike. A sentence with only a word or two of the task's
+        and nothing of another's is left out."""
+        w = self.world
+        said = "\n".join(_needles(task.spec))
+        evidence = set(task.spec.evidence) | (set(besides.spec.evidence) if besides is not None else set())
+        theirs = {n for rid, needles in self.record_needles if rid not in evidence
+                  for n in needles if mentions(text, n) and not mentions(said, n)}
+        only = {n for fact in self.distinct[task.spec.id][0] for n in fact}  # a quantity others cite too points at neither
+        facts = [{n for n in fact if n in only or not _QUANTITY.fullmatch(n)} for fact in _fact_needles(task.spec)]
+        words = _title_words(task.spec)
+        out: list[int | None] = []
+        for sentence in _sentences(text):
+            own = _score(facts, words, sentence)  # all its terms: a fact it shares is its own too
+            scores = sorted(((_claim_score(self.distinct, w.tasks[i].spec, sentence), i) for i in w.came_up
+                             if i != task.index), reverse=True)
+            rival, at = scores[0] if scores else (0, None)
+            if own >= max(CLAIM_SCORE, rival):  # a sentence names a task by a fact or three title words
+                at = task.index if own >= CLAIM_SCORE * sum(1 for n in theirs if mentions(sentence, n)) else None
+            elif rival < CLAIM_SCORE or (len(scores) > 1 and scores[1][0] == rival):  # no one other task
+                if own > 0:
+                    continue  # a word of the task's and nothing else's: it names nothing, nor points away
+                at = None
+            out.append(at)
+        return out
 
     @property
     def record_needles(self) -> list[tuple[str, list[str]]]:
@@ -536,7 +603,11 @@ class TextTools:
                 return 0  # a message counts only where the user's rules want one (not delegated, private, nothing)
             if "also" in item and (t.index == item["also"] or not self._may_claim(item["kind"], t)):
                 return 0
-            return _claim_score(self.distinct, t.spec, item["text"])
+            score = _claim_score(self.distinct, t.spec, item["text"])
+            if "about" in item and "also" not in item:  # filed under a matter named: that matter's
+                return score
+            besides = self.world.tasks[item["also"]] if "also" in item else None
+            return score if score >= item.get("least", CLAIM_SCORE) and self._fits_best(t, item["text"], besides) else 0
 
         def about_the_notice(t: TaskState) -> bool:
             return "records" not in item or bool(set(item["records"]) & set(t.spec.evidence))
@@ -549,7 +620,8 @@ class TextTools:
         matter = self.matter(about)
         tasks = self.open_tasks()
         if matter is not None:
-            tasks = [t for t in tasks if t.index in matter.tasks]
+            concerned = self.concerns(matter)
+            tasks = [t for t in tasks if t.index in concerned]
             needing = [t for t in tasks if record_id in t.spec.evidence] or tasks
         else:
             needing = [t for t in tasks if record_id in t.spec.evidence and record_id not in t.read]
@@ -691,7 +763,7 @@ class TextTools:
         w = self.world
         least = max(CLAIM_SCORE, _claim_score(self.distinct, task.spec, text) + 1)  # it fits that need better
         scored = [(s, t) for t in self.open_tasks() if t is not task and self._may_claim(kind, t) and
-                  (s := _claim_score(self.distinct, t.spec, text)) >= least]
+                  (s := _claim_score(self.distinct, t.spec, text)) >= least and self._fits_best(t, text, besides=task)]
         if not scored:
             self.earlier.append({"kind": kind, "text": text, "t": w.now, "also": task.index, "least": least})
             return ""
@@ -815,8 +887,9 @@ class TextTools:
                 owner = other  # exactly another open matter's action, and not the named one's
             (owned.setdefault(owner.index, []) if owner is not None else waiting).append(action)
         matter = self.matter(about)
-        home = next((i for i in owned if i in matter.tasks), None) if matter is not None else None
-        own_run = matter is not None and any(t.index in matter.tasks and w.needs_run_ok(t) and t.units_done < t.spec.work.units
+        concerned = self.concerns(matter) if matter is not None else []
+        home = next((i for i in owned if i in concerned), None)
+        own_run = matter is not None and any(t.index in concerned and w.needs_run_ok(t) and t.units_done < t.spec.work.units
                                              for t in self.open_tasks())
         if home is None and not own_run:  # no run of the named matter: the rest goes with the first part
             home = next(iter(owned), None)
@@ -932,7 +1005,7 @@ class TextTools:
         the allocate_resource it lists is that run, not something to drop."""
         matter = self.matter(about)
         return matter is not None and any(
-            t is not task and t.index in matter.tasks and self.world.needs_run_ok(t) and t.units_done < t.spec.work.units
+            t is not task and t.index in self.concerns(matter) and self.world.needs_run_ok(t) and t.units_done < t.spec.work.units
             for t in self.open_tasks())
 
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
@@ -941,14 +1014,15 @@ class TextTools:
         has one, else any (best argument match). The action named is the more specific statement."""
         w = self.world
         matter = self.matter(about)
+        concerned = self.concerns(matter) if matter is not None else []
         acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
         if not acting and RUN_TOOL in tools:  # a request for a run the user decides (an action named wins)
             acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
             named = [x for x in tools if x != RUN_TOOL]
-            for_run = matter is not None and any(t.index in matter.tasks for t in acting)  # it names the run's matter
+            for_run = any(t.index in concerned for t in acting)  # it names the run's matter
             if not for_run and named:
                 return None  # it names an action no open matter has: it waits for that, not a run
-        mine = [t for t in acting if matter is not None and t.index in matter.tasks]
+        mine = [t for t in acting if t.index in concerned]
         if matter is not None and not mine:
             # a call naming a matter is that matter's, or a need no matter concerns yet that it
             # brought up (its arguments are that need's): never another matter's work
