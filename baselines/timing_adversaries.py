@@ -221,7 +221,7 @@ FAMILIES: dict[str, tuple[Callable | None, Callable | None]] = {
     "defer-all-but-most-urgent+allocate-all-compute": (not_most_urgent, needs_compute),
     "start-everything-then-defer+allocate-when-busy": (started_once, compute_busy),
 }
-# Families added untuned (timing24): written down and measured once, never adjusted to the suite.
+# Families added untuned (suite 0.8.0): written down and measured once, never adjusted to the suite.
 # (Their rules are built per agent: due-soonest-of-arrivals remembers when each task came up.)
 NEW_FAMILIES: dict[str, Callable[[], tuple[Callable | None, Callable | None]]] = {
     **{f"due-soonest-of-arrivals-{g}": (lambda g=g: (arrived_with_more_urgent(g), None)) for g in (0.0, 0.1)},
@@ -283,7 +283,7 @@ TIMING_ADVERSARIES: dict[str, Callable[[], Any]] = {
     **{f"text-{name}@{at}": text(name, at) for name in ("defer-until-urgent-0.64", "hold-while-more-urgent-0.15",
                                                           "defer-all-but-most-urgent", "start-everything-then-defer")
        for at in POSTPONE_TIMES if at != SLEEP},
-    # untuned (timing24): the three-feature rule, and postponing to the next sleep
+    # untuned (suite 0.8.0): the three-feature rule, and postponing to the next sleep
     **{f"text-{name}": text(name) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy", "due-soonest-of-arrivals-0.1",
                                                "hold-until-asleep-0.1")},
     **{f"text-{name}@{SLEEP}": text(name, SLEEP) for name in ("due-soonest-of-arrivals-0.0+allocate-when-busy",

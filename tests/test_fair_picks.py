@@ -1,4 +1,4 @@
-"""The wrong pick of a clash costs more than not picking (timing24), over every pair, seeds 0, 1000,
+"""The wrong pick of a clash costs more than not picking (suite 0.8.0), over every pair, seeds 0, 1000,
 1001 and every counted TA decision.
 
 A rule that ignores judgement — the nearer deadline first, the one that came up with it postponed —

@@ -1,7 +1,9 @@
 """Speed work changes no score (issue #21.4): every step's reward and ``info["scores"]``, and the
 final J, on every scenario x persona pair and seeds 0 and 1000, for the oracle and a seeded random
-player that picks among the masked-valid actions, are bit-identical to what main's code gave
-before the speed24 round (``tests/data/scores_recorded.json``, written by ``--record`` at d3c83f6).
+player that picks among the masked-valid actions, are bit-identical to the recorded ones
+(``tests/data/scores_recorded.json``, written by ``--record``). Speed work must leave it as it is;
+a change meant to move scores re-records it in the same commit and says what moved in
+docs/suite-changelog.md (last re-recorded on suite 0.8.0's scoring changes).
 
 A digest per play holds each step's reward (``float.hex``), scores (JSON, sorted keys, floats
 as ``float.hex``) and observation (its arrays' bytes), so a change in the last bit of any of them

@@ -320,7 +320,7 @@ def test_blind_round_20_hotel_before_the_hold_lapses_with_the_dinner_put_off_bef
     needless (a decision lost, cancelling ta2, which had nothing to postpone) and not as 'later':
     TA 0. It is the decision won, and the dinner's postponement is not needless; rescoring the log
     gives the same. (At D5 09:00 the player deferred Leo's meeting, ta3's urgent side, for the
-    expense claim: the wrong pick, which loses ta3 and, since timing24, is needless besides.)"""
+    expense claim: the wrong pick, which loses ta3 and, since suite 0.8.0, is needless besides.)"""
     from runs import played_case
 
     env = played_case("blind20-conference_trip-planner-1010")

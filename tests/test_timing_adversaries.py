@@ -18,7 +18,7 @@ FOLLOWER = {"structured": "policy-follower", "text": "text-policy-follower"}
 FAMILIES = [(n, "structured") for n in STRUCTURED_NAMES] + [(n, "text") for n in TEXT_NAMES]
 
 # Issue 19's bounds, for every family over the whole suite: TA ≤ 25 % and J ≤ the policy-follower's
-# + 0.05 (suite 0.8.0, timing24: at most TA 0.17 and + 0.049, due-soonest-of-arrivals-0.1, untuned;
+# + 0.05 (suite 0.8.0: at most TA 0.17 and + 0.049, due-soonest-of-arrivals-0.1, untuned;
 # allocate-all-compute TA 0.148, + 0.047).
 BOUND_TA, BOUND_GAIN = 0.25, 0.05
 
