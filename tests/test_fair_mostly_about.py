@@ -34,6 +34,18 @@ def _world(name, persona, seed):
     return world, TextTools(world)
 
 
+def _decision_points(name, persona):
+    """Every decision point of the pair's run on each seed, the tools' kept calls settled."""
+    for seed in SEEDS:
+        world, tools = _world(name, persona, seed)
+        while not world.done:
+            world.advance()
+            if world.done:
+                break
+            tools.settle()
+            yield seed, world, tools
+
+
 def _quantities(task) -> list[str]:
     """The task's fact needles that are quantities: a number with a unit, a time, a date, an amount."""
     return [n for f in task.spec.facts for n in f.needles() if re.search(r"\d", n) and not re.search(r"[A-Z]{2}-\d", n)]
@@ -50,28 +62,22 @@ def test_one_sentence_of_another_task_never_takes_a_note_from_its_own(name, pers
     one sentence of another open task's fact appended — both filed now and kept for a task that
     comes up (``settle``'s claims)."""
     probes = 0
-    for seed in SEEDS:
-        world, tools = _world(name, persona, seed)
-        while not world.done:
-            world.advance()
-            if world.done:
-                break
-            tools.settle()
-            open_now = [t for t in tools.open_tasks() if t.spec.facts]
-            for task in open_now:
-                note = work_text(task)
-                if _points_at(tools, note) is not task:
+    for seed, world, tools in _decision_points(name, persona):
+        open_now = [t for t in tools.open_tasks() if t.spec.facts]
+        for task in open_now:
+            note = work_text(task)
+            if _points_at(tools, note) is not task:
+                continue
+            for other in open_now:
+                if other is task:
                     continue
-                for other in open_now:
-                    if other is task:
-                        continue
-                    text = f"{note}\n{other.spec.facts[0].text}"
-                    where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} + {other.spec.id}"
-                    assert _points_at(tools, text) is task, where
-                    if task.trigger == world.now:  # kept before it came up: it counts for it now
-                        claims = tools._claims({"kind": "note", "text": text, "t": world.now - 1}, [task, other])
-                        assert max(claims, key=lambda st: st[0])[1] is task, where
-                    probes += 1
+                text = f"{note}\n{other.spec.facts[0].text}"
+                where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} + {other.spec.id}"
+                assert _points_at(tools, text) is task, where
+                if task.trigger == world.now:  # kept before it came up: it counts for it now
+                    claims = tools._claims({"kind": "note", "text": text, "t": world.now - 1}, [task, other])
+                    assert max(claims, key=lambda st: st[0])[1] is task, where
+                probes += 1
     assert probes > 0
 
 
@@ -82,27 +88,21 @@ def test_a_note_on_a_need_still_to_come_sharing_one_quantity_with_an_open_one_wa
     quantity of an open task (a number with a unit, a time, a date) added — neither filed now
     nor claimed by that task as it comes up."""
     probes = 0
-    for seed in SEEDS:
-        world, tools = _world(name, persona, seed)
-        while not world.done:
-            world.advance()
-            if world.done:
-                break
-            tools.settle()
-            hidden = [t for t in world.tasks if not t.triggered and t.spec.facts]
-            for other in tools.open_tasks():
-                for quantity in _quantities(other)[:2]:
-                    for task in hidden:
-                        note = work_text(task)
-                        pointers = tools._pointers(note, other)
-                        if len(pointers) < len(_sentences(note)) or any(i is not None for i in pointers):
-                            continue  # it names something that came up (a need following from one): not this case
-                        text = f"{note}\nAlso: {quantity}."
-                        where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} ~ {other.spec.id} {quantity!r}"
-                        assert _points_at(tools, text) is None, where
-                        if not tools._claims({"kind": "note", "text": note, "t": world.now - 1}, [other]):
-                            assert not tools._claims({"kind": "note", "text": text, "t": world.now - 1}, [other]), where
-                        probes += 1
+    for seed, world, tools in _decision_points(name, persona):
+        hidden = [t for t in world.tasks if not t.triggered and t.spec.facts]
+        for other in tools.open_tasks():
+            for quantity in _quantities(other)[:2]:
+                for task in hidden:
+                    note = work_text(task)
+                    pointers = tools._pointers(note, other)
+                    if len(pointers) < len(_sentences(note)) or any(i is not None for i in pointers):
+                        continue  # it names something that came up (a need following from one): not this case
+                    text = f"{note}\nAlso: {quantity}."
+                    where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} ~ {other.spec.id} {quantity!r}"
+                    assert _points_at(tools, text) is None, where
+                    if not tools._claims({"kind": "note", "text": note, "t": world.now - 1}, [other]):
+                        assert not tools._claims({"kind": "note", "text": text, "t": world.now - 1}, [other]), where
+                    probes += 1
     assert probes > 0
 
 
@@ -112,35 +112,29 @@ def test_a_call_naming_a_matter_that_brought_a_needs_record_goes_to_that_need(na
     that brought one of its evidence records (besides the matters that raised it), a note stating
     the task's facts and an execute of its action naming that matter go to the task."""
     probes = 0
-    for seed in SEEDS:
-        world, tools = _world(name, persona, seed)
-        while not world.done:
-            world.advance()
-            if world.done:
-                break
-            tools.settle()
-            for task in tools.open_tasks():
-                for matter in [m for m in list(world.matters.values()) if set(m.records) & set(task.spec.evidence)
-                               and task.index not in m.tasks]:
-                    if task.closed or not task.active:
-                        break
-                    where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} about {matter.id}"
-                    assert task.index in tools.concerns(matter), where
-                    if task.spec.facts:
-                        since = len(world.log)
-                        said = tools.call("write_note", {"text": work_text(task), "about": matter.id})
-                        got = next((e["task"] for e in world.log[since:] if e["type"] == "note"), None)
-                        assert got == task.spec.id and said.startswith(f"Noted under {matter.id}."), f"{where}: {said}"
-                        probes += 1
-                    if task.spec.action and not task.executed:
-                        since = len(world.log)
-                        try:
-                            said = tools.call(task.spec.action.tool, {**task.spec.action.args, "about": matter.id})
-                        except ToolError as refused:
-                            said = str(refused)
-                        got = next((e["task"] for e in world.log[since:] if e["type"] == "execute"), None)
-                        assert got == task.spec.id, f"{where}: {said}"
-                        probes += 1
+    for seed, world, tools in _decision_points(name, persona):
+        for task in tools.open_tasks():
+            for matter in [m for m in list(world.matters.values()) if set(m.records) & set(task.spec.evidence)
+                           and task.index not in m.tasks]:
+                if task.closed or not task.active:
+                    break
+                where = f"{name}/{persona}/{seed} {world.clock_text()} {task.spec.id} about {matter.id}"
+                assert task.index in tools.concerns(matter), where
+                if task.spec.facts:
+                    since = len(world.log)
+                    said = tools.call("write_note", {"text": work_text(task), "about": matter.id})
+                    got = next((e["task"] for e in world.log[since:] if e["type"] == "note"), None)
+                    assert got == task.spec.id and said.startswith(f"Noted under {matter.id}."), f"{where}: {said}"
+                    probes += 1
+                if task.spec.action and not task.executed:
+                    since = len(world.log)
+                    try:
+                        said = tools.call(task.spec.action.tool, {**task.spec.action.args, "about": matter.id})
+                    except ToolError as refused:
+                        said = str(refused)
+                    got = next((e["task"] for e in world.log[since:] if e["type"] == "execute"), None)
+                    assert got == task.spec.id, f"{where}: {said}"
+                    probes += 1
     assert probes > 0
 
 

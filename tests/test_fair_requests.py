@@ -44,6 +44,19 @@ def _decision_points(world, tools, until=None):
         yield
 
 
+def _approval_tasks_as_they_come_up(name, persona):
+    """Each task with an approval action, at the first decision point it is open and not executed
+    (every seed): the seed, the world and tools then, the task, its ``about`` and a plain request."""
+    for seed in SEEDS:
+        s, choice = drawn(name, persona, seed)
+        world, tools = _world(s, persona, choice["rules"], seed)
+        seen = set()
+        for _ in _decision_points(world, tools):
+            for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed and t.index not in seen]:
+                seen.add(task.index)
+                yield seed, world, tools, task, _about(world, task), f"May I {task.spec.action.tool.replace('_', ' ')}?"
+
+
 def _ask(tools, message, actions, about):
     """The request's result and what it changed: the log and inbox entries it added."""
     world = tools.world
@@ -81,20 +94,13 @@ def test_a_request_naming_the_agents_own_steps_beside_the_action_is_answered_as_
     every step that needs no approval gets the same result, user's reply, decision and log as the
     request naming the action alone (on main: "not understood: name the exact actions")."""
     probed = 0
-    for seed in SEEDS:
-        s, choice = drawn(name, persona, seed)
-        world, tools = _world(s, persona, choice["rules"], seed)
-        seen = set()
-        for _ in _decision_points(world, tools):
-            for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed and t.index not in seen]:
-                seen.add(task.index)
-                about, message = _about(world, task), f"May I {task.spec.action.tool.replace('_', ' ')}?"
-                alone = _ask(copy.deepcopy(tools), message, [_own(task)], about)
-                padded = copy.deepcopy(tools)
-                steps = _own_steps(padded.world, padded)
-                assert _ask(padded, message, [*steps[:3], _own(task), *steps[3:]], about) == alone, \
-                    f"{name}/{persona}/{seed} {task.spec.id}"
-                probed += 1
+    for seed, world, tools, task, about, message in _approval_tasks_as_they_come_up(name, persona):
+        alone = _ask(copy.deepcopy(tools), message, [_own(task)], about)
+        padded = copy.deepcopy(tools)
+        steps = _own_steps(padded.world, padded)
+        assert _ask(padded, message, [*steps[:3], _own(task), *steps[3:]], about) == alone, \
+            f"{name}/{persona}/{seed} {task.spec.id}"
+        probed += 1
     assert probed >= len(SEEDS)
 
 
@@ -233,29 +239,22 @@ def test_a_request_not_understood_is_no_decline_and_the_right_request_after_it_i
     trust moved, the answer standing and the rules in force as before — and the correct request
     after it gets the same result and decision as asked alone."""
     probed = 0
-    for seed in SEEDS:
-        s, choice = drawn(name, persona, seed)
-        world, tools = _world(s, persona, choice["rules"], seed)
-        seen = set()
-        for _ in _decision_points(world, tools):
-            for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed and t.index not in seen]:
-                seen.add(task.index)
-                about, message = _about(world, task), f"May I {task.spec.action.tool.replace('_', ' ')}?"
-                alone = copy.deepcopy(tools)
-                alone_result = _ask(alone, message, [_own(task)], about)[0]
-                first = copy.deepcopy(tools)
-                w = first.world
-                answers, rules = dict(w.policy.answers), dict(w.policy.rules)
-                approval = w.tasks[task.index].approval
-                result, log, _ = _ask(first, message, [UNCLEAR], about)
-                where = f"{name}/{persona}/{seed} {task.spec.id}"
-                assert "not understood" in result, (where, result)
-                assert not [e for e in log if e["type"] in ("decision", "present", "trust")], (where, log)
-                assert (w.policy.answers, w.policy.rules) == (answers, rules), where
-                assert w.tasks[task.index].approval in (approval, "pending"), where  # queued where the user is away
-                assert _ask(first, message, [_own(task)], about)[0] == alone_result, where
-                assert [d.to_dict() for d in w.decisions[-1:]] == [d.to_dict() for d in alone.world.decisions[-1:]], where
-                probed += 1
+    for seed, world, tools, task, about, message in _approval_tasks_as_they_come_up(name, persona):
+        alone = copy.deepcopy(tools)
+        alone_result = _ask(alone, message, [_own(task)], about)[0]
+        first = copy.deepcopy(tools)
+        w = first.world
+        answers, rules = dict(w.policy.answers), dict(w.policy.rules)
+        approval = w.tasks[task.index].approval
+        result, log, _ = _ask(first, message, [UNCLEAR], about)
+        where = f"{name}/{persona}/{seed} {task.spec.id}"
+        assert "not understood" in result, (where, result)
+        assert not [e for e in log if e["type"] in ("decision", "present", "trust")], (where, log)
+        assert (w.policy.answers, w.policy.rules) == (answers, rules), where
+        assert w.tasks[task.index].approval in (approval, "pending"), where  # queued where the user is away
+        assert _ask(first, message, [_own(task)], about)[0] == alone_result, where
+        assert [d.to_dict() for d in w.decisions[-1:]] == [d.to_dict() for d in alone.world.decisions[-1:]], where
+        probed += 1
     assert probed >= len(SEEDS)
 
 
