@@ -33,6 +33,14 @@ def drawn(name: str, persona: str, seed: int) -> tuple[Scenario, dict]:
     return variant.apply(base, choice), choice
 
 
+def text_world(name: str, persona: str, seed: int) -> tuple[World, TextTools]:
+    """The text face's world and tools for a pair and seed, on the variant and rules the seed draws."""
+    s, choice = drawn(name, persona, seed)
+    rng, _ = seeding.np_random(seed)
+    world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
+    return world, TextTools(world)
+
+
 def without(s: Scenario, task_id: str) -> Scenario:
     """The scenario with one task taken out (nothing else: what hangs on it never comes up)."""
     return s.model_copy(update={"tasks": [t for t in s.tasks if t.id != task_id]})

@@ -13,10 +13,9 @@ under m15"."""
 import re
 
 import pytest
-from gymnasium.utils import seeding
 
-from noninterference import drawn
-from proactive_env.sim import TextTools, ToolError, World
+from noninterference import text_world
+from proactive_env.sim import ToolError
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
@@ -25,11 +24,7 @@ _COUNTS = re.compile(r"Your (note|message|request|postponement) of (.+?) \(\"(.*
 _UNDER = re.compile(r"\bunder (m\d+)\b")
 
 
-def _world(name, persona, seed):
-    s, choice = drawn(name, persona, seed)
-    rng, _ = seeding.np_random(seed)
-    world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
-    return world, TextTools(world)
+_world = text_world
 
 
 def _call(tools, name, **args):

@@ -14,11 +14,10 @@ import pathlib
 import re
 
 import pytest
-from gymnasium.utils import seeding
 
-from noninterference import drawn
+from noninterference import text_world
 from proactive_env.baselines.oracle import work_text
-from proactive_env.sim import TextTools, ToolError, World
+from proactive_env.sim import ToolError
 from proactive_env.sim.tools import _sentences
 from proactive_env.spec import PERSONAS, shipped_names
 
@@ -27,11 +26,7 @@ CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
 ROUND23 = pathlib.Path(__file__).parent / "data" / "blind23-conference_trip-operator-1019.json"  # its first 58 calls
 
 
-def _world(name, persona, seed):
-    s, choice = drawn(name, persona, seed)
-    rng, _ = seeding.np_random(seed)
-    world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
-    return world, TextTools(world)
+_world = text_world
 
 
 def _decision_points(name, persona):
