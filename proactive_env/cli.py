@@ -893,10 +893,12 @@ def _add_play(sub) -> None:
                                    "deterministic) and goes on. A new session prints the briefing; the end of the "
                                    "episode prints the scores and saves the trajectory next to the session file.")
     p.add_argument("--session", metavar="FILE", help="the session file (created if absent); needed except with --tools")
-    p.add_argument("--scenario", default="monitor", help="a shipped name, a scenario file or a gym id")
-    p.add_argument("--persona", choices=PERSONAS, help="default: the id's persona, else operator")
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="the episode's seed")
-    p.add_argument("--tools", action="store_true", help="print the tool schemas (OpenAI format) and exit")
+    p.add_argument("--scenario", help="a shipped name, a scenario file or a gym id; needed for a new session "
+                                      "(an existing one knows its own)")
+    p.add_argument("--persona", choices=PERSONAS, help="default: the session's, else the id's persona, else operator")
+    p.add_argument("--seed", type=_int_at_least(0), help="the episode's seed (default: the session's, else 0)")
+    p.add_argument("--tools", action="store_true", help="print the tool schemas (OpenAI format) of the session's "
+                                                        "scenario, or of --scenario, and exit")
     p.set_defaults(func=_play)
 
 
@@ -904,25 +906,22 @@ def _play(args) -> int:
     from .envs.text import ProactivityTextEnv
     from .scoring import write_json_atomic
 
-    scenario, persona = _scenario_and_persona(args)
-    env = ProactivityTextEnv(scenario, persona)
+    if args.session is None and not args.tools:
+        raise UsageError("play needs --session FILE (the file that keeps the calls so far); only --tools runs without one")
+    path = Path(args.session) if args.session is not None else None
+    session = _load_session(path) if path is not None and path.exists() else None
+    setup = _play_setup(args, session)
+    env = ProactivityTextEnv(setup["scenario"], setup["persona"])
     if args.tools:
         print(json.dumps(env.tools(), indent=1, ensure_ascii=False))
         return 0
-    if args.session is None:
-        raise UsageError("play needs --session FILE (the file that keeps the calls so far); only --tools runs without one")
-    path = Path(args.session)
-    setup = {"scenario": scenario, "persona": persona, "seed": args.seed}
-    session = _load_session(path) if path.exists() else {**setup, "calls": []}
-    if {k: session.get(k) for k in setup} != setup:
-        raise UsageError(f"{path}: a session of {', '.join(f'{k}={session.get(k)}' for k in setup)}; "
-                         f"expected {', '.join(f'{k}={v}' for k, v in setup.items())}")
-    obs, info = env.reset(seed=args.seed)
+    session = session or {**setup, "calls": []}
+    obs, info = env.reset(seed=setup["seed"])
     done = False
     for call in session["calls"]:
         obs, _, terminated, truncated, info = env.step(call)
         done = terminated or truncated
-    calls = [line.strip() for line in sys.stdin if line.strip()]
+    calls = _json_calls(sys.stdin.read())
     if not session["calls"] or not calls:  # a new session's briefing, or where the last one stopped
         print(obs)
     for call in calls:
@@ -942,6 +941,50 @@ def _play(args) -> int:
     return 0
 
 
+def _play_setup(args, session: dict | None) -> dict:
+    """The episode ``play`` is about: an existing session's own scenario, persona and seed (any
+    given on the command line must agree with it), else those given (a new session or --tools
+    needs --scenario: a silent default would play, or list the tools of, another scenario)."""
+    old = session or {}
+    if args.scenario is None and session is None:
+        raise UsageError("play needs --scenario (a shipped name, a scenario file or a gym id) for a new session"
+                         + ("" if args.tools else f"; {args.session} does not exist yet"))
+    if args.scenario is None:
+        scenario, id_persona = session["scenario"], None
+    else:
+        scenario, id_persona = scenario_ref(args.scenario)
+        if id_persona and args.persona and args.persona != id_persona:
+            raise UsageError(f"--persona {args.persona} contradicts --scenario {args.scenario} (persona {id_persona})")
+    setup = {"scenario": scenario, "persona": args.persona or id_persona or old.get("persona") or "operator",
+             "seed": args.seed if args.seed is not None else old.get("seed", 0)}
+    if session is not None and {k: session.get(k) for k in setup} != setup:
+        raise UsageError(f"{args.session}: a session of {', '.join(f'{k}={session.get(k)}' for k in setup)}; "
+                         f"expected {', '.join(f'{k}={v}' for k, v in setup.items())}")
+    return setup
+
+
+def _json_calls(text: str) -> list[str]:
+    """The tool calls in ``play``'s input: JSON values one after another, each on one line or
+    spread over several (a pretty-printed call is one call, kept as one line); a line that starts
+    no JSON value is passed on as it is, so the episode answers it with an error like any
+    malformed call."""
+    decoder, calls, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return calls
+        try:
+            value, end = decoder.raw_decode(text, at)
+            call = text[at:end] if "\n" not in text[at:end] else json.dumps(value, ensure_ascii=False)
+        except json.JSONDecodeError:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            call = text[at:end].strip()
+        calls.append(call)
+        at = end
+
+
 def _load_session(path: Path) -> dict:
     """A session file as ``play`` writes it: an object with scenario, persona, seed and the list of
     calls so far (each one JSON text); anything else is refused before it is overwritten."""
@@ -955,6 +998,12 @@ def _load_session(path: Path) -> dict:
     calls = session.get("calls")
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
         raise UsageError(f"{path}: calls: {expected}; 'calls' must be a list of tool calls as JSON text")
+    if not isinstance(session.get("scenario"), str) or session.get("persona") not in PERSONAS:
+        raise UsageError(f"{path}: {expected}; 'scenario' must be a scenario's name or file and 'persona' one of "
+                         f"{', '.join(PERSONAS)}")
+    seed = session.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise UsageError(f"{path}: seed: {expected}; 'seed' must be a whole number of at least 0, got {seed!r}")
     return session
 
 

@@ -132,3 +132,44 @@ def test_play_tools_needs_no_session(capsys):
     assert cli.main(["play", "--tools", "--scenario", "pottery_studio"]) == 0
     names = {t["function"]["name"] for t in json.loads(capsys.readouterr().out)}
     assert {"request_approval", "message_user"} <= names
+
+
+def test_play_takes_the_episode_from_its_session_and_needs_a_scenario_for_a_new_one(tmp_path, capsys, monkeypatch):
+    """Round 25's players ran `play --tools` without --scenario and got Monitor's tools: a new
+    session (or --tools without one) needs --scenario; an existing session knows its own scenario,
+    persona and seed, and --tools with it lists that scenario's tools."""
+    import io
+
+    session = tmp_path / "s.json"
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert cli.main(["play", "--tools"]) == 2
+    assert "--scenario" in capsys.readouterr().err
+    assert cli.main(["play", "--session", str(session)]) == 2 and not session.exists()
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"tool": "list_matters", "arguments": {}}\n'))
+    assert cli.main(["play", "--session", str(session), "--scenario", "meal_planning", "--persona", "planner",
+                     "--seed", "3"]) == 0
+    capsys.readouterr()
+    assert cli.main(["play", "--tools", "--session", str(session)]) == 0
+    names = {t["function"]["name"] for t in json.loads(capsys.readouterr().out)}
+    assert "place_grocery_order" in names and "place_order" not in names
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"tool": "list_records", "arguments": {}}\n'))
+    assert cli.main(["play", "--session", str(session)]) == 0
+    assert json.loads(session.read_text())["seed"] == 3 and len(json.loads(session.read_text())["calls"]) == 2
+    assert cli.main(["play", "--session", str(session), "--seed", "4"]) == 2
+    assert "seed=3" in capsys.readouterr().err
+
+
+def test_play_reads_a_call_spread_over_several_lines_as_one(tmp_path, capsys, monkeypatch):
+    """Round 25: a pretty-printed call became six malformed ones. JSON values are read one after
+    another whatever their layout; a line that is no JSON is still one call answered by an error."""
+    import io
+
+    session = tmp_path / "s.json"
+    text = '{\n  "tool": "list_matters",\n  "arguments": {}\n}\n{"tool": "wait", "arguments": {}}\nnot json\n'
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert cli.main(["play", "--session", str(session), "--scenario", "monitor"]) == 0
+    calls = json.loads(session.read_text())["calls"]
+    assert calls == ['{"tool": "list_matters", "arguments": {}}', '{"tool": "wait", "arguments": {}}', "not json"]
+    out = capsys.readouterr().out
+    assert out.count("Error: expected one tool call as JSON") == 1

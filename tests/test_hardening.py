@@ -277,7 +277,9 @@ def test_play_refuses_a_session_that_is_not_one(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     for content in ("[1, 2]", '{"scenario": "monitor", "persona": "operator", "seed": 0}', "not json", '"x"',
-                    '{"scenario": "monitor", "persona": "operator", "seed": 0, "calls": [1]}'):
+                    '{"scenario": "monitor", "persona": "operator", "seed": 0, "calls": [1]}',
+                    '{"persona": "operator", "seed": 0, "calls": []}', '{"scenario": "monitor", "persona": "x", "seed": 0, "calls": []}',
+                    '{"scenario": "monitor", "persona": "operator", "seed": -1, "calls": []}'):
         session = tmp_path / "s.json"
         session.write_text(content)
         err = _one_line(capsys, ["play", "--session", str(session)])
