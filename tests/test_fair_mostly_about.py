@@ -10,7 +10,6 @@ to the registration and "also" to the ESTA task again, and ``book_hotel`` about 
 ("m1 calls for no such action now"); the hotel task had come up with Mina's reply (m9)."""
 
 import json
-import pathlib
 import re
 
 import pytest
@@ -23,7 +22,7 @@ from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-ROUND23 = pathlib.Path(__file__).parent / "data" / "blind23-conference_trip-operator-1019.json"  # its first 58 calls
+ROUND23 = "blind23-conference_trip-operator-1019"  # its first 58 calls (tests/data)
 
 
 _world = text_world
@@ -134,13 +133,9 @@ def test_a_call_naming_a_matter_that_brought_a_needs_record_goes_to_that_need(na
 
 
 def _replay(upto: int):
-    from proactive_env.envs.text import ProactivityTextEnv
+    from runs import replayed_calls
 
-    session = json.loads(ROUND23.read_text())
-    env = ProactivityTextEnv(scenario=session["scenario"], persona=session["persona"])
-    env.reset(seed=session["seed"])
-    calls = [json.dumps(call) for call in session["actions"][:upto]]
-    return env, calls, [env.step(call)[0] for call in calls]
+    return replayed_calls(ROUND23, upto)
 
 
 def test_round_23_the_hotel_note_waits_for_the_hotel_and_m1_carries_the_booking():

@@ -315,11 +315,12 @@ def _scorer_needless(trajectory):
     return scorer.needless_why
 
 
-@pytest.mark.xfail(strict=True, reason="blind round 20 replayed call for call: suite 0.8.0 attribution (a call goes to what it is mostly about) opens fewer matters of the agent's own, so the recorded matter ids no longer name what the player saw; the case needs its ids mapped anew (docs: closing note of stop 31)")
 def test_the_why_view_of_blind_round_20_prints_the_decision_with_nothing_to_postpone_as_won():
     """conference_trip/planner/1010 (blind round 20), its saved calls replayed: ta2 (the chair's
     reply done before the retime came) is won with nothing to postpone — once printed 'fail' while
-    TA counted it — and the hotel decision is won by the postponement made with foresight."""
+    TA counted it — and the hotel decision is won by the postponement made with foresight, which
+    is not needless. (Since suite 0.8.0 the player's deferral of Leo's meeting at D5 09:00, ta3's
+    urgent side, is needless besides losing ta3: the one needless row, netted off TA.)"""
     from proactive_env.report.explain import explain
     from runs import played_case
 
@@ -328,5 +329,6 @@ def test_the_why_view_of_blind_round_20_prints_the_decision_with_nothing_to_post
     rows = {d.decision: d for d in x.decisions}
     assert rows["ta2_return_flight_before_lab"].passed and not rows["ta2_return_flight_before_lab"].later
     assert rows["ta2_return_flight_before_lab"].nothing_to_postpone
-    assert rows["ta1_hotel_in_teaching_gap"].passed and not x.needless
-    assert "  TA = max(0, 2 won − 0 task(s) postponed needlessly) / 3 counted decisions = 0.667" in x.lines()
+    assert rows["ta1_hotel_in_teaching_gap"].passed and not rows["ta3_leo_before_claim"].passed
+    assert [row.task.split()[0] for row in x.needless] == ["t14_leo_meeting"]
+    assert "  TA = max(0, 2 won − 1 task(s) postponed needlessly) / 3 counted decisions = 0.333" in x.lines()
