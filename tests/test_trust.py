@@ -4,6 +4,7 @@ import pytest
 
 from proactive_env import TrustModel
 from proactive_env.sim.trust import INITIAL
+from proactive_env.spec import shipped_names
 
 
 def run(sequence: str, over: bool = False) -> list[float]:
@@ -41,3 +42,23 @@ def test_losses_exceed_gains_and_over_intervention_hurts_more():
 def test_bounded():
     assert min(run("M" * 20)) >= 1.0
     assert max(run("A" * 50)) <= 5.0
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_a_decline_says_which_rule_decided_it(scenario):
+    """Round 25 (job_applications/planner): three requests for the Lumen application came back
+    "nope, not that one" — declined for low trust, worded as the persona's scripted refusal, so the
+    player rewrote a correct request. Every declining rule now says itself in the reply's tag, in
+    every scenario's wording; an approval under a rule that may decline still reads approved."""
+    from noninterference import text_world
+    from proactive_env.sim.user import Decision
+
+    world, _ = text_world(scenario, "planner", 0)
+    task = world.tasks[0].spec.id
+    said = {rule: world.reply_text(Decision(task, ("x",), "decline", rule, 0, 2.0, 2.0), "x")
+            for rule in ("persona_declines", "low_trust", "competing_work", "sleep_time_work")}
+    assert "trust in you is low" in said["low_trust"] and "competed" in said["competing_work"]
+    assert "sleep time" in said["sleep_time_work"] and "answer to this one is no" in said["persona_declines"]
+    assert len(set(said.values())) == 4 and all("[your request: declined" in text for text in said.values())
+    approved = world.reply_text(Decision(task, ("x",), "approve", "competing_work", 0, 4.0, 4.0), "x")
+    assert approved.endswith("[your request: approved]")

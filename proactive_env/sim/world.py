@@ -533,7 +533,9 @@ class World:
             style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
             text = reply(template, what, self.rephrase, style, decision.verdict)
             self._record("reply", text=text, reworded=text != base)
-        status = _STATUS.get(decision.rule, _STATUS[decision.verdict])  # however terse the user's words
+        status = _STATUS[decision.verdict]  # however terse the user's words
+        if decision.rule in _STATUS and (decision.verdict == "decline") == (decision.rule in _DECLINE_RULES):
+            status = _STATUS[decision.rule]
         if decision.rule == "unrecognised_action":  # what this matter asks for: its own action, nothing still to come
             status += f" (this matter's action: {decided_tool(self.by_id[decision.task], decision.actions)})"
         return f"{user.name}: {text} [your request: {status}]"
@@ -830,7 +832,14 @@ class World:
 
 _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not approved: they will do it themselves",
            "nothing": "nothing here to approve", "unrecognised_action": "not understood: name the exact actions",
-           "incomplete_request": "not approved: list every action it involves"}
+           "incomplete_request": "not approved: list every action it involves",
+           # a decline says which rule decided it, so the agent knows whether asking again can help
+           "persona_declines": "declined: their answer to this one is no",
+           "low_trust": "declined: their trust in you is low after work at the wrong depth or missed; "
+                        "work at the depth the policy wants restores it",
+           "competing_work": "declined: it came while your work competed with theirs",
+           "sleep_time_work": "declined: it came with work run in their sleep time"}
+_DECLINE_RULES = frozenset({"persona_declines", "low_trust", "competing_work", "sleep_time_work"})
 
 
 def decided_tool(task: TaskState, requested: tuple[str, ...]) -> str | None:
