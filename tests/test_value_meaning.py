@@ -268,3 +268,26 @@ def test_an_emergency_contact_with_an_aside_is_that_contact():
                         ("Arun Raman (brother), +44 7700 900483", False), ("Ravi Raman (brother), +44 7700 900482", False)):
         given = _set(task.action.args, "details.emergency_contact", contact)
         assert (args_problem(task.action.args, given, task.action.free_text, params, record_names(s)) is None) is ok, contact
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_a_look_up_by_free_words_returns_what_it_reads_for_any_form_of_a_date(name):
+    """A look-up that lists its records and is given only free words (no argument names a field:
+    lookup_timetable's from, to and date) ranks what it reads and returns some of it, whatever
+    form a date takes ("14/06" as "14 Jun")."""
+    world, tools = text_world(name, "planner", 0)
+    for record in world.scenario.records:
+        world.store.show(record.id)
+    year = world.scenario.start_date.year
+    for tool in world.scenario.tools:
+        if tool.touches != "read" or tool.depth != "prepare" or not tool.reads:
+            continue
+        args = {k: p.example for k, p in tool.params.items() if isinstance(p.example, str)}
+        if not args or tools._field_args(tool, args):
+            continue
+        found = _returned(tools.call(tool.name, args))
+        assert found and found <= set(tool.reads), (tool.name, args, found)
+        for key, value in args.items():
+            for form in paraphrases(value, key, year)[:4]:
+                got = _returned(tools.call(tool.name, {**args, key: form}))
+                assert got and got <= set(tool.reads), (tool.name, key, form, got)

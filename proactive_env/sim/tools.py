@@ -18,7 +18,7 @@ from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.derive import names_problem, record_names
-from ..spec.meaning import leaves, mentions, normalise, same_list, same_value, states_value
+from ..spec.meaning import in_words, leaves, mentions, normalise, same_list, same_value, states_value
 from ..spec.timeline import parse_at
 from .user import unclear_request
 from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline
@@ -709,7 +709,7 @@ class TextTools:
         that match the most of the call's words (every argument counts, not the first text hit
         in id order), at most ``LOOKUP_HITS``."""
         w = self.world
-        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
+        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(in_words(v) or str(v)))}  # "14/05" as "14 may"
         if self._words[0] != w.store.changes:  # each visible record's words, as they read now
             views = [w.store.view(rid) for rid in sorted(w.store.visible)]
             self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
@@ -1233,9 +1233,9 @@ def _record_fits(view, fields: dict[str, str], given: dict, key: str | None, lis
     argument (``key``, on its ``lookup`` field where declared) judges every record; any other judges only
     the records that hold its field (a group size asks nothing of a listing without one: round
     25's check_room_availability with date and people found nothing). At least one argument must
-    find the record, and none that judges it may refuse it."""
+    find the record (where any names a field), and none that judges it may refuse it."""
     judged = [(k, f) for k, f in fields.items() if k == key or view.fields.get(f) is not None]
-    return bool(judged) and all(_field_matches(view, f, given[k], listed) for k, f in judged)
+    return (bool(judged) or not fields) and all(_field_matches(view, f, given[k], listed) for k, f in judged)
 
 
 def _field_matches(view, field: str, value: Any, listed: bool) -> bool:

@@ -397,14 +397,21 @@ def when(value: str) -> When | None:
 
 def states_value(text: str, value: Any) -> bool:
     """Does ``text`` state ``value`` (``mentions``)? A date or time value in any form is looked for
-    as the words a text would use ("Tuesday, May 12, 2026" as "Tue 12 May"; a wrong weekday, or
-    one against the year's calendar, states nothing)."""
+    as the words a text would use (``in_words``)."""
+    words = in_words(value)
+    return words is not None and mentions(text, words)
+
+
+def in_words(value: Any) -> str | None:
+    """A value as the words a text says it in: a date or time in one form ("Tuesday, May 12, 2026"
+    → "tue 12 may"; "2pm" → "14:00"), anything else as it is; None for a date whose weekday is
+    against the year's calendar (it states no day)."""
     stated = when(str(value))
     if stated is None:
-        return mentions(text, str(value))
+        return str(value)
     if stated.weekday is not None and stated.year is not None and stated.month is not None and (
             datetime.date(stated.year, stated.month, stated.day).weekday() != stated.weekday):
-        return False
+        return None
     words = []
     if stated.month is not None:
         weekday = _DAYS[stated.weekday] + " " if stated.weekday is not None else ""
@@ -412,7 +419,7 @@ def states_value(text: str, value: Any) -> bool:
     if stated.minutes is not None:
         start, end = (f"{m // 60:02d}:{m % 60:02d}" for m in stated.minutes)
         words.append(start if start == end else f"{start}-{end}")
-    return mentions(text, " ".join(words))
+    return " ".join(words)
 
 
 def _valid(year: int, month: int, day: int) -> bool:
