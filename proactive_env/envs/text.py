@@ -174,7 +174,8 @@ sometimes right.
 Each is asked of the matter whose action it is (with 'about', that one's or a spotted need's with exactly its \
 arguments; without, the open one's with exactly those), else it waits for one it fits. Once approved, carry it \
 out: an approval holds until the action is done, a refused try included. Execute unasked only where the policy \
-says "just do it"; an action no open matter calls for is refused.
+says "just do it"; an action no open matter calls for is refused. Arguments and look-ups take values (dates, \
+times, amounts, ids) in any usual form.
 - Work: each note on a matter launches one unit of its work (one at a time); you are told when it finishes and \
 how many units are done. A result counts fully only once all units are done: work before you deliver. Work that \
 needs compute runs only where you reserve it with allocate_resource, at a time free of the user's own use \

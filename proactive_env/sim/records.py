@@ -66,14 +66,3 @@ class RecordStore:
         """The executed arguments a record (version) derives from, if an executed action stands behind it."""
         task = self.sources.get(key)
         return self.done_args.get(task) if task is not None else None
-
-    def lookup(self, field: str, value: object) -> list[View]:
-        """Visible records whose ``field`` equals ``value`` (case- and space-insensitive)."""
-        want = " ".join(str(value).split()).lower()
-        out = []
-        for rid in sorted(self.visible):
-            view = self.view(rid)
-            got = view.fields.get(field)
-            if got is not None and " ".join(str(got).split()).lower() == want:
-                out.append(view)
-        return out

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.derive import names_problem, record_names
-from ..spec.meaning import leaves, mentions, normalise, same_list, same_value
+from ..spec.meaning import in_words, leaves, mentions, normalise, same_list, same_value, states_value
 from ..spec.timeline import parse_at
 from .user import unclear_request
 from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline
@@ -679,8 +679,8 @@ class TextTools:
                  and not isinstance(v, bool) and str(v).strip()}
         source = [w.store.view(r) for r in (tool.reads or sorted(w.store.visible)) if r in w.store.visible]
         fields = self._field_args(tool, given)
-        hits = [v for v in source if all(_field_matches(v, field, given[k], listed=bool(tool.reads))
-                                         for k, field in fields.items())]
+        key = next(iter(tool.params), None)  # what the tool looks up by (on ``lookup`` where declared)
+        hits = [v for v in source if _record_fits(v, fields, given, key, listed=v.id in tool.reads)]
         free = [v for k, v in given.items() if k not in fields]
         if free:
             hits = self._best_matches(free, hits) if (fields or tool.reads) else self._best_matches(free)
@@ -709,7 +709,7 @@ class TextTools:
         that match the most of the call's words (every argument counts, not the first text hit
         in id order), at most ``LOOKUP_HITS``."""
         w = self.world
-        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(str(v)))}
+        terms = {t for v in values for t in _LOOKUP_WORD.findall(normalise(in_words(v) or str(v)))}  # "14/05" as "14 may"
         if self._words[0] != w.store.changes:  # each visible record's words, as they read now
             views = [w.store.view(rid) for rid in sorted(w.store.visible)]
             self._words = (w.store.changes, [(v, set(_LOOKUP_WORD.findall(normalise(
@@ -1228,15 +1228,24 @@ def _share_out(claims: list[tuple[int, list[tuple[int, TaskState]]]]) -> dict[in
     return best[1]
 
 
+def _record_fits(view, fields: dict[str, str], given: dict, key: str | None, listed: bool) -> bool:
+    """Does a record answer a look-up's field arguments (argument -> field)? The tool's first
+    argument (``key``, on its ``lookup`` field where declared) judges every record; any other judges only
+    the records that hold its field (a group size asks nothing of a listing without one: round
+    25's check_room_availability with date and people found nothing). At least one argument must
+    find the record (where any names a field), and none that judges it may refuse it."""
+    judged = [(k, f) for k, f in fields.items() if k == key or view.fields.get(f) is not None]
+    return (bool(judged) or not fields) and all(_field_matches(view, f, given[k], listed) for k, f in judged)
+
+
 def _field_matches(view, field: str, value: Any, listed: bool) -> bool:
-    """Does a record's ``field`` (or an entry of it, if a list) hold ``value``, equal in meaning or
-    as the same words? A record the tool lists that has no such field matches where its text
-    states the value."""
+    """Does a record's ``field`` (or an entry of it, if a list) hold ``value``, on meaning
+    (``same_value`` within a look-up: a date finds a time on that day)? A record the tool lists
+    that has no such field matches where its text states the value."""
     got = view.fields.get(field)
     if got is None:
-        return listed and mentions(f"{view.title}\n{view.text}", str(value))
-    return any(same_value(x, value) or " ".join(str(x).split()).lower() == " ".join(str(value).split()).lower()
-               for x in (got if isinstance(got, list) else [got]))
+        return listed and states_value(f"{view.title}\n{view.text}", value)
+    return any(same_value(x, value, within=True) for x in (got if isinstance(got, list) else [got]))
 
 
 def _sentences(text: str) -> list[str]:

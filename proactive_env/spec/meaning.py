@@ -22,6 +22,7 @@ records ("5 apixaban" for "5 tablets", "two weeks" for "14 days").
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Iterable, Iterator
@@ -135,12 +136,15 @@ def _term_index(text: str) -> tuple[tuple[Term, ...], dict]:
     return said, where
 
 
-def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset()) -> bool:
+def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset(), within: bool = False) -> bool:
     """Structural equality after normalisation: numbers as numbers, strings on meaning, lists as
     multisets (a lone value stands for a one-item list, "a, b" for a list of strings), mappings on
     the expected keys (extra keys in ``given`` are fine). A leading article is no part of a name;
     with the scenario's ``names`` (``entity_names``), a value that qualifies a named entity after
-    a comma ("The Weybosset Hotel, Providence") is also said by that name alone."""
+    a comma ("The Weybosset Hotel, Providence") is also said by that name alone. Dates and times
+    are compared as such in any usual form (``when``), a value with an aside that states nothing
+    else ("Arun Raman (brother), +44 …") is the value (``_forms``). ``within`` a look-up, the
+    given value may be the broader one: a day finds the record's time on that day."""
     if isinstance(expected, bool) or isinstance(given, bool):
         return expected == given
     if isinstance(expected, (int, float)):
@@ -149,10 +153,10 @@ def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset()) -
     if isinstance(expected, dict):
         if isinstance(given, str):  # "Ana Ruiz, ana.ruiz@…, 416-555-0148" states the object
             return _states(given, expected)
-        return isinstance(given, dict) and all(k in given and same_value(v, given[k], names)
+        return isinstance(given, dict) and all(k in given and same_value(v, given[k], names, within)
                                                for k, v in expected.items())
     if isinstance(expected, list):
-        return same_list(expected, given, lambda e, g: same_value(e, g, names))
+        return same_list(expected, given, lambda e, g: same_value(e, g, names, within))
     if expected is None:
         return given is None
     number = _number(expected)
@@ -160,8 +164,49 @@ def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset()) -
         return abs(number - _number(given)) < 1e-6
     if not isinstance(given, (str, int, float)):
         return False
-    want, have = _bare(normalise(str(expected))), _bare(normalise(str(given)))
-    return _same_words(want, have) or (have in names and have == _bare(normalise(str(expected).split(",")[0])))
+    return any(_same_text(str(expected), form, names, within) for form in _forms(str(given), str(expected)))
+
+
+def _same_text(expected: str, given: str, names: frozenset[str], within: bool) -> bool:
+    """A string value on meaning: a date or time as one (``when``); an id or code in any case and
+    spacing ("clb 440917" for "CLB-440917"); else its words (``_same_words``, ``names``)."""
+    dated, said = when(expected), when(given)
+    if dated is not None and said is not None:
+        return same_when(dated, said, within)
+    if " ".join(expected.split()).lower() == " ".join(given.split()).lower():
+        return True
+    want, have = _bare(normalise(expected)), _bare(normalise(given))
+    return (_same_words(want, have) or _code(want) == _code(have)
+            or (have in names and have == _bare(normalise(expected.split(",")[0]))))
+
+
+def _code(text: str) -> str:
+    """An id or code with its separators alike and letters parted from digits ("wh 58812",
+    "WH58812" → "wh-58812"); never a separator dropped between digits ("4-7" is not "47")."""
+    return re.sub(r"[\s_-]+", "-", re.sub(r"(?<=[a-z])(?=\d)|(?<=\d)(?=[a-z])", "-", text))
+
+
+_ASIDE = re.compile(r"\s*\(([^()]*)\)")
+
+
+def _forms(given: str, expected: str) -> list[str]:
+    """A given value, and the same less its asides: a parenthesis ("Arun Raman (brother)") or,
+    where it has more parts between commas than the expected value, the short extra parts after
+    the first ("Arun Raman, my brother, +44 …") — each with no digit and no negation: a qualifier
+    that states no other value, so it contradicts none (a part standing where the expected value
+    has one of its own is compared: "The Weybosset Hotel, Boston" is another place)."""
+    plain = _ASIDE.sub(lambda m: "" if _remark(m[1]) else m[0], given)
+    parts = plain.split(",")
+    extra = [p for p in parts[1:] if _remark(p) and len(p.split()) <= 3]
+    room = len(parts) - len(expected.split(","))
+    kept = parts[:1] + [p for p in parts[1:] if p not in extra] if 0 < len(extra) <= room else parts
+    short = ",".join(kept).strip()
+    return [given] + [f for f in dict.fromkeys((plain.strip(), short)) if f and f != given]
+
+
+def _remark(words: str) -> bool:
+    """Words that state no value: no digit, no negation."""
+    return not re.search(r"\d", words) and not _NEGATIONS & set(re.split(r"[\s-]+", words.lower()))
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an) (?=\S)")
@@ -259,6 +304,162 @@ def _number(value: Any) -> float | None:
         m = re.fullmatch(r"(?:gbp|usd|eur)?\s*(-?\d+(?:\.\d+)?)\s*(?:gbp|usd|eur)?", normalise(value))
         return float(m[1]) if m else None
     return None
+
+
+# ---------------------------------------------------------------------- dates and times, as values
+# A value that *is* a date, a time, a date and time, or a span of times is compared as one (``when``),
+# whatever its form: ISO with or without the year or the "T" ("2026-05-14", "2026-05-14T14:00"),
+# "14 May", "Thu 14 May 2026", "May 14th", "Thursday, May 14", "14/05" or "05/14"; "14:00",
+# "2pm", "2:30 p.m.", "14:00h", "14h00"; spans "14:00-16:00", "2pm to 4pm". Decided: a numeric
+# date with slashes is read only where one reading is a date (a part over 12: "14/05", "05/14")
+# or both readings are the same day ("05/05"); "04/05" names no date here (the suite mixes UK and
+# US scenarios, and a wrong guess would be a wrong day). A weekday given must be the date's.
+# Why no library: ``dateparser`` is no dependency and reads free text relative to today;
+# ``dateutil.parser`` fills what a string leaves out (a year, a time) from a default, so it cannot
+# say which parts a value states, and it is no dependency either.
+_WEEKDAY_INDEX = {d: i for i, d in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))}
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{2}):(\d{2})(?::\d{2})?)?$")
+_CLOCK = re.compile(r"(\d{1,2})(?:[:h](\d{2}))?\s*(?:([ap])\.?m\.?|h(?:rs)?)?$")
+_FILLERS = {"at", "on", "the", "of", "from"}
+_SPAN_JOIN = {"-", "to", "until", "till"}
+
+
+@dataclass(frozen=True)
+class When:
+    """What a date or time value states: any of year, month and day, weekday, and a span of
+    minutes of the day (start, end; a lone time is a span of no length)."""
+
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+    weekday: int | None = None
+    minutes: tuple[int, int] | None = None
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def when(value: str) -> When | None:
+    """The date and time ``value`` states, where it is nothing else (None: it says more, or is
+    no date or time)."""
+    t = str(value).strip().lower().replace("\u2013", "-").replace("\u2014", "-")
+    iso = _ISO.match(t)
+    if iso:
+        y, m, d = int(iso[1]), int(iso[2]), int(iso[3])
+        clock = (int(iso[4]) * 60 + int(iso[5]),) * 2 if iso[4] else None
+        return When(y, m, d, None, clock) if _valid(y, m, d) else None
+    t = re.sub(r"\b(\d{4}-\d{2}-\d{2})t", r"\1 ", t)
+    t = re.sub(r"\s*-\s*", " - ", re.sub(r"[(),]", " ", t))
+    words = [w for w in t.split() if w not in _FILLERS]
+    year = month = day = weekday = None
+    times: list[int] = []
+    joined = False
+    i = 0
+    while i < len(words):
+        w = words[i].rstrip(".")
+        nxt = words[i + 1].rstrip(".") if i + 1 < len(words) else ""
+        name = _MONTH_NAMES.get(w, w[:3] if w[:3] in _MONTHS and len(w) <= 4 else None)
+        if (iso := _ISO.match(w)) and month is None:
+            year, month, day = int(iso[1]), int(iso[2]), int(iso[3])
+        elif re.fullmatch(_WEEKDAYS, w) and weekday is None:
+            weekday = _WEEKDAY_INDEX[w[:3]]
+        elif name is not None and month is None:
+            month = _MONTHS[name]
+        elif (slash := re.fullmatch(r"(\d{1,2})/(\d{1,2})(?:/(\d{4}))?", w)) and month is None:
+            read = _slashed(int(slash[1]), int(slash[2]))
+            if read is None:
+                return None
+            day, month = read
+            year = int(slash[3]) if slash[3] else None
+        elif re.fullmatch(r"\d{4}", w) and year is None and month is not None:
+            year = int(w)
+        elif (m := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?", w)) and day is None and (
+                month is not None and not times or _MONTH_NAMES.get(nxt, nxt[:3]) in _MONTHS):
+            day = int(m[1])
+        elif w in _SPAN_JOIN and len(times) == 1 and not joined:
+            joined = True
+        elif w in ("am", "pm", "a.m", "p.m") and times:
+            times[-1] = _meridiem(times[-1], w[0])
+        elif (clock := _CLOCK.fullmatch(w)) and (clock[2] or clock[3] or clock[1] and nxt in ("am", "pm", "a.m", "p.m")) \
+                and len(times) < 1 + joined:
+            hour, minute = int(clock[1]), int(clock[2] or 0)
+            if hour > 24 or minute > 59 or (clock[3] and not 1 <= hour <= 12):
+                return None
+            times.append(_meridiem(hour * 60 + minute, clock[3]) if clock[3] else hour * 60 + minute)
+        else:
+            return None
+        i += 1
+    if joined and len(times) != 2 or (day is None) != (month is None) or (month is None and not times):
+        return None
+    if month is not None and not _valid(year or 2000, month, day):
+        return None
+    span = (times[0], times[-1]) if times else None
+    return When(year, month, day, weekday, span)
+
+
+def states_value(text: str, value: Any) -> bool:
+    """Does ``text`` state ``value`` (``mentions``)? A date or time value in any form is looked for
+    as the words a text would use (``in_words``)."""
+    words = in_words(value)
+    return words is not None and mentions(text, words)
+
+
+def in_words(value: Any) -> str | None:
+    """A value as the words a text says it in: a date or time in one form ("Tuesday, May 12, 2026"
+    → "tue 12 may"; "2pm" → "14:00"), anything else as it is; None for a date whose weekday is
+    against the year's calendar (it states no day)."""
+    stated = when(str(value))
+    if stated is None:
+        return str(value)
+    if stated.weekday is not None and stated.year is not None and stated.month is not None and (
+            datetime.date(stated.year, stated.month, stated.day).weekday() != stated.weekday):
+        return None
+    words = []
+    if stated.month is not None:
+        weekday = _DAYS[stated.weekday] + " " if stated.weekday is not None else ""
+        words.append(f"{weekday}{stated.day} {_month(stated.month)}")
+    if stated.minutes is not None:
+        start, end = (f"{m // 60:02d}:{m % 60:02d}" for m in stated.minutes)
+        words.append(start if start == end else f"{start}-{end}")
+    return " ".join(words)
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    try:
+        datetime.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _meridiem(minute: int, half: str | None) -> int:
+    """A 12-hour clock time (minutes of the day) in the half of the day ``half`` ("a", "p") says."""
+    return minute % 720 + (720 if half == "p" else 0) if half else minute
+
+
+def _slashed(first: int, second: int) -> tuple[int, int] | None:
+    """(day, month) of "first/second", where only one reading is a date or both are the same day."""
+    readings = {(d, m) for d, m in ((first, second), (second, first)) if 1 <= m <= 12 and 1 <= d <= 31}
+    return readings.pop() if len(readings) == 1 else None
+
+
+def same_when(expected: When, given: When, within: bool = False) -> bool:
+    """Does ``given`` state the date and time ``expected`` holds? What both state must agree (a
+    weekday with the date's, where a year tells it); what the reference states the given value
+    must state too — but its year (the run's calendar says it) and, ``within`` a look-up, its time
+    (a day finds what holds a time on it). More than the reference states contradicts nothing."""
+    if expected.month is not None and (given.month, given.day) != (expected.month, expected.day):
+        return False
+    if None not in (expected.year, given.year) and expected.year != given.year:
+        return False
+    year = expected.year or given.year
+    if given.weekday is not None and year is not None and given.month is not None:
+        if datetime.date(year, given.month, given.day).weekday() != given.weekday:
+            return False
+    if expected.minutes is not None:
+        if given.minutes is None:
+            return within
+        return given.minutes == expected.minutes or (
+            given.minutes[0] == given.minutes[1] == expected.minutes[0] and within)
+    return True
 
 
 # ---------------------------------------------------------------------- words, on meaning
