@@ -65,6 +65,14 @@ class Args:
     """epochs between those evaluations (also one after the last epoch)"""
     eval_episodes: int = 1
     """validation seeds per scenario and persona at each evaluation"""
+    exclude_scenarios: str = ""
+    """comma-separated scenarios of the dataset whose episodes are left out of training, to name in
+    --eval-scenarios: leave-one-scenario-out model selection, where the epoch is chosen on how the
+    policy plays a scenario it never saw (the nine's own validation seeds saturate and cannot tell
+    epochs apart) while the test scenario stays outside the dataset"""
+    epochs_from: str = ""
+    """the bc.json of an earlier run (e.g. a leave-one-scenario-out one): train for its best_epoch
+    epochs instead of --epochs, so a choice made there is carried to the full dataset in one command"""
 
 
 class BCPolicy(nn.Module):
@@ -112,36 +120,65 @@ def flat_features(observations: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate(list(parts(observations).values()), axis=-1)
 
 
+def names(option: str) -> list[str]:
+    """A comma-separated option's names."""
+    return [s.strip() for s in option.split(",") if s.strip()]
+
+
 def load_steps(args: Args) -> tuple[list[tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]], int, set[str]]:
-    """Per episode (observation parts, masks, actions) of the step the action was taken in;
-    n_actions; and the scenarios those episodes played (episode metadata 'scenario')."""
+    """Per episode (observation parts, masks, actions) of the step the action was taken in, but
+    for the scenarios ``--exclude-scenarios`` leaves out; n_actions; and the scenarios the
+    agent's episodes in the dataset played (episode metadata 'scenario'), excluded ones included."""
     import minari
 
     dataset = minari.load_dataset(args.dataset)
     metadata = list(dataset.storage.get_episode_metadata(range(dataset.total_episodes)))
+    excluded = set(names(args.exclude_scenarios))
     episodes, scenarios = [], set()
     for episode, meta in zip(dataset.iterate_episodes(), metadata, strict=True):
         if args.agent and meta.get("agent") != args.agent:
             continue
         scenarios.add(meta.get("scenario"))
+        if meta.get("scenario") in excluded:
+            continue
         steps = len(episode.actions)
         obs = {p: episode.observations[p][:steps] for p in PARTS}
         episodes.append((parts(obs), obs["action_mask"].astype(np.float32), episode.actions.astype(np.int64)))
+    if excluded - scenarios:
+        raise ValueError(f"--exclude-scenarios {args.exclude_scenarios}: {', '.join(sorted(excluded - scenarios))} "
+                         f"is not in the dataset {args.dataset} (it plays {', '.join(sorted(scenarios))})")
     if not episodes:
-        raise ValueError(f"{args.dataset}: no episode of agent {args.agent!r} (episode metadata 'agent')")
+        raise ValueError(f"{args.dataset}: no episode of agent {args.agent!r} (episode metadata 'agent')"
+                         + (f" outside --exclude-scenarios {args.exclude_scenarios}" if scenarios else ""))
     return episodes, int(dataset.action_space.n), scenarios
 
 
 def validation_scenarios(args: Args, trained_on: set[str]) -> list[str]:
     """The scenarios ``--eval-scenarios`` names, each one the dataset's episodes played: selecting
-    an epoch on a scenario the policy never trained on would tune it on its test scenario."""
-    names = [s.strip() for s in args.eval_scenarios.split(",") if s.strip()]
-    unseen = [s for s in names if s not in trained_on]
+    an epoch on a scenario outside the dataset would tune the policy on its test scenario. (One
+    the dataset holds but ``--exclude-scenarios`` leaves out of training is a validation scenario
+    the policy never saw: leave-one-scenario-out selection.)"""
+    chosen = names(args.eval_scenarios)
+    unseen = [s for s in chosen if s not in trained_on]
     if unseen:
         raise ValueError(f"--eval-scenarios {args.eval_scenarios}: {', '.join(unseen)} is not in the dataset "
                          f"{args.dataset} (it plays {', '.join(sorted(trained_on))}); the best epoch would be "
-                         "chosen on a scenario it never trained on. Validate on scenarios it trained on")
-    return names
+                         "chosen on a scenario it never trained on. Validate on scenarios it trained on, or "
+                         "on ones it holds that --exclude-scenarios leaves out of training")
+    return chosen
+
+
+def epochs_to_train(args: Args) -> int:
+    """--epochs, or the best epoch an earlier run recorded in its bc.json (--epochs-from)."""
+    if not args.epochs_from:
+        return args.epochs
+    path = Path(args.epochs_from)
+    if not path.is_file():
+        raise ValueError(f"--epochs-from {path}: no such file (the bc.json of an earlier `train --algo bc`)")
+    best = json.loads(path.read_text(encoding="utf-8")).get("best_epoch")
+    if not isinstance(best, int) or best < 1:
+        raise ValueError(f"--epochs-from {path}: no best_epoch in it (the bc.json of an earlier `train --algo bc`)")
+    return best
 
 
 def validation_j(policy: nn.Module, scenarios: list[str], episodes: int) -> float:
@@ -163,8 +200,9 @@ def train(args: Args) -> Path:
     rng = np.random.default_rng(args.seed)
     if args.policy not in POLICIES:
         raise ValueError(f"policy: expected one of {list(POLICIES)}, got {args.policy!r}")
-    episodes, n_actions, trained_on = load_steps(args)
-    scenarios = validation_scenarios(args, trained_on)
+    n_epochs = epochs_to_train(args)
+    episodes, n_actions, in_dataset = load_steps(args)
+    scenarios = validation_scenarios(args, in_dataset)
     order = rng.permutation(len(episodes))
     n_valid = int(len(episodes) * args.validation) if len(episodes) > 1 else 0
     x, mask, y = stack(episodes, order[n_valid:])
@@ -180,7 +218,7 @@ def train(args: Args) -> Path:
     history, best = [], (-np.inf, None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for epoch in range(args.epochs):
+    for epoch in range(n_epochs):
         total = 0.0
         for batch in torch.randperm(len(y), generator=generator).split(args.batch_size):
             loss = nn.functional.cross_entropy(policy(take(x, batch), mask[batch]), y[batch])
@@ -190,7 +228,7 @@ def train(args: Args) -> Path:
             total += loss.item() * len(batch)
         history.append({"epoch": epoch + 1, "loss": total / len(y), "train_accuracy": accuracy(policy, x, mask, y),
                         "validation_accuracy": accuracy(policy, *validation) if validation else None})
-        if scenarios and ((epoch + 1) % args.eval_every == 0 or epoch + 1 == args.epochs):
+        if scenarios and ((epoch + 1) % args.eval_every == 0 or epoch + 1 == n_epochs):
             history[-1]["validation_J"] = validation_j(policy, scenarios, args.eval_episodes)
             if history[-1]["validation_J"] > best[0]:
                 best = (history[-1]["validation_J"], epoch + 1)
@@ -202,7 +240,8 @@ def train(args: Args) -> Path:
     path = out / MODEL
     torch.save({"state_dict": policy.state_dict(), **description}, out / "bc-last.pt" if scenarios else path)
     (out / "bc.json").write_text(json.dumps({"args": dataclasses.asdict(args), "steps": len(y),
-                                             "episodes": len(episodes), "best_epoch": best[1] or args.epochs,
+                                             "episodes": len(episodes), "epochs": n_epochs,
+                                             "best_epoch": best[1] or n_epochs,
                                              "history": history}, indent=1))
     plot_training(history, out / "learning_curve.png", f"behaviour cloning on {args.dataset}")
     return path

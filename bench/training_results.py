@@ -51,6 +51,10 @@ SLOT_CHECKPOINT = "runs/monitor-slots/checkpoints/maskable-ppo_{}_steps.zip"  # 
 # Validation while training (which picks best_model.zip) plays the scenarios trained on, never the held-out one
 NINE_WITHOUT_MONITOR = ("apartment_move,conference_trip,exam_prep,experiments,household_finances,job_applications,"
                         "meal_planning,medications,pottery_studio")
+# Model selection for a held-out scenario without playing it: train on six of the nine, choose the
+# epoch count on how the policy plays the other three (every third of the nine in name order), then
+# train on all nine for that many epochs
+SELECTION_SCENARIOS = ",".join(NINE_WITHOUT_MONITOR.split(",")[2::3])
 STRUCTURED_ADVERSARIES = ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only")
 RUNS: dict[str, TrainingRun] = {
     "rllib-monitor": TrainingRun(
@@ -96,17 +100,20 @@ RUNS: dict[str, TrainingRun] = {
          "oracle": "oracle"}, held_out="monitor"),
     "bc-holdout-monitor": TrainingRun(
         "Behaviour cloning with the slot policy on the oracle's play of nine scenarios, Monitor held out, "
-        "the epoch chosen on the nine's validation seeds",
+        "the number of epochs chosen by leave-scenarios-out play among the nine",
         ((f"proactivity-gym dataset --agents oracle --scenarios {NINE_WITHOUT_MONITOR} --seeds 0-49 "
           "--data-path runs/bc-holdout-monitor/datasets --out proactivity/oracle-nine-v0",
           "runs/bc-holdout-monitor/datasets/proactivity/oracle-nine-v0"),
          ("proactivity-gym train --algo bc --dataset proactivity/oracle-nine-v0 --data-path runs/bc-holdout-monitor/datasets "
-          f"--epochs 8 --eval-scenarios {NINE_WITHOUT_MONITOR} --eval-every 2 --out runs/bc-holdout-monitor/bc",
+          f"--exclude-scenarios {SELECTION_SCENARIOS} --eval-scenarios {SELECTION_SCENARIOS} --epochs 16 --eval-every 2 "
+          "--out runs/bc-holdout-monitor/select", "runs/bc-holdout-monitor/select/bc.json"),
+         ("proactivity-gym train --algo bc --dataset proactivity/oracle-nine-v0 --data-path runs/bc-holdout-monitor/datasets "
+          "--epochs-from runs/bc-holdout-monitor/select/bc.json --out runs/bc-holdout-monitor/bc",
           "runs/bc-holdout-monitor/bc/bc.pt"),
          ("proactivity-gym eval --agents bc:runs/bc-holdout-monitor/bc/bc.pt,policy-follower,oracle --scenarios monitor "
           "--seed 1000 --seeds 10 --out runs/bc-holdout-monitor/eval-unseen",
           "runs/bc-holdout-monitor/eval-unseen/results.json")),
-        "runs/bc-holdout-monitor/eval-unseen", ("runs/bc-holdout-monitor/bc",),
+        "runs/bc-holdout-monitor/eval-unseen", ("runs/bc-holdout-monitor/select", "runs/bc-holdout-monitor/bc"),
         {"bc:runs/bc-holdout-monitor/bc/bc.pt": "BC, slot policy", "policy-follower": "policy-follower",
          "oracle": "oracle"}, held_out="monitor"),
     "bc-offline": TrainingRun(

@@ -102,3 +102,45 @@ def test_bc_keeps_the_epoch_that_plays_best_and_never_selects_on_a_scenario_it_d
     best, last = (evaluate_policy(load_bc_agent(f"bc:{out / name}"), ["monitor"], 1, 900)["overall"]["J"]
                   for name in ("bc.pt", "bc-last.pt"))
     assert (best, last) == (pytest.approx(max(played)), pytest.approx(played[-1]))
+
+
+@pytest.fixture(scope="module")
+def two_scenarios(tmp_path_factory):
+    """A dataset of the oracle on two scenarios, to leave one out."""
+    root = tmp_path_factory.mktemp("bc-two")
+    data = str(root / "datasets")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("MINARI_DATASETS_PATH", data)
+    assert main(["dataset", "--agents", "oracle", "--scenarios", "monitor,experiments", "--seeds", "0-1",
+                 "--data-path", data, "--out", "proactivity/oracle-two-v0"]) == 0
+    yield data
+    monkeypatch.undo()
+
+
+def test_bc_chooses_its_epochs_on_a_scenario_left_out_of_training_and_carries_the_choice(two_scenarios, tmp_path):
+    """--exclude-scenarios drops a dataset scenario's episodes from training so --eval-scenarios can
+    choose the epoch on play of a scenario the policy never saw (leave-one-scenario-out); a
+    scenario outside the dataset is still refused for both. --epochs-from trains, on the whole
+    dataset, as many epochs as that run's best_epoch."""
+    common = dict(dataset="proactivity/oracle-two-v0", data_path=two_scenarios, policy="mlp", net_arch="64")
+    with pytest.raises(ValueError, match="--exclude-scenarios pottery_studio: pottery_studio is not in the dataset"):
+        train(Args(**common, out=str(tmp_path / "typo"), epochs=1, exclude_scenarios="pottery_studio"))
+    with pytest.raises(ValueError, match="--eval-scenarios job_applications: job_applications is not in the dataset"):
+        train(Args(**common, out=str(tmp_path / "unseen"), epochs=1, exclude_scenarios="experiments",
+                   eval_scenarios="job_applications"))
+    with pytest.raises(ValueError, match="outside --exclude-scenarios"):
+        train(Args(**common, out=str(tmp_path / "empty"), epochs=1, exclude_scenarios="monitor,experiments"))
+    select = tmp_path / "select"
+    train(Args(**common, out=str(select), epochs=3, eval_every=1, exclude_scenarios="experiments",
+               eval_scenarios="experiments"))
+    chosen = json.loads((select / "bc.json").read_text())
+    assert chosen["episodes"] == len(PERSONAS) * 2  # monitor's episodes only: experiments was left out
+    played = [h["validation_J"] for h in chosen["history"]]
+    assert len(played) == 3 and chosen["best_epoch"] == 1 + played.index(max(played))
+    carried = tmp_path / "carried"
+    train(Args(**common, out=str(carried), epochs=99, epochs_from=str(select / "bc.json")))
+    final = json.loads((carried / "bc.json").read_text())
+    assert final["episodes"] == len(PERSONAS) * 2 * 2  # both scenarios
+    assert len(final["history"]) == final["epochs"] == chosen["best_epoch"]
+    with pytest.raises(ValueError, match="--epochs-from .*: no such file"):
+        train(Args(**common, out=str(tmp_path / "none"), epochs_from=str(tmp_path / "missing.json")))
