@@ -632,6 +632,8 @@ class World:
             self.read_evidence(task)
             self.work_unit(task)
         elif verb is Verb.DEFER:
+            self.read_evidence(task)  # postponing a task means looking at it, and timing it at the
+            self.read_calendars()     # user's next free time means looking at their calendar
             self.defer(task, self.next_opportunity(task))
         elif verb is Verb.ALLOCATE:
             self.read_evidence(task)
@@ -664,6 +666,13 @@ class World:
         for rid in task.spec.evidence:
             if rid in self.store.visible and rid not in task.read:
                 self.read(rid, task)
+
+    def read_calendars(self) -> None:
+        """Timing a task means looking at the calendars (those that exist now, not yet read): what
+        shows the user's and the compute's time, and so a clash over it."""
+        for r in self.scenario.records:
+            if r.kind.startswith("calendar") and r.id in self.store.visible and r.id not in self.observed:
+                self.read(r.id, None)
 
     def read(self, record_id: str, task: TaskState | None) -> None:
         self.observed.add(record_id)
