@@ -632,8 +632,7 @@ class World:
             self.read_evidence(task)
             self.work_unit(task)
         elif verb is Verb.DEFER:
-            self.read_evidence(task)  # postponing a task means looking at it, and timing it at the
-            self.read_calendars()     # user's next free time means looking at their calendar
+            self.read_calendars()  # its time is the user's next free one: looked up in the calendars
             self.defer(task, self.next_opportunity(task))
         elif verb is Verb.ALLOCATE:
             self.read_evidence(task)
