@@ -135,6 +135,14 @@ class TextOracleAgent(OracleAgent):
         return [{"tool": "read_record", "arguments": {"record_id": r, "about": t.spec.id}}
                 for r in t.spec.evidence if r in w.store.visible and r not in t.read]
 
+    def _clash_reads(self, t: TaskState) -> list[dict]:
+        """Before postponing competing work: the records that show its clashes, not yet read (a
+        postponement counts once the clash is seen)."""
+        w = self.world
+        shown = dict.fromkeys(r for d in w.scenario.ta_decisions if d.competing == t.spec.id for r in d.shown_by)
+        return [{"tool": "read_record", "arguments": {"record_id": r, "about": t.spec.id}}
+                for r in shown if r in w.store.visible and r not in w.observed]
+
     def _calls(self, verb: Verb, t: TaskState) -> list[dict]:
         spec, w = t.spec, self.world
         about = {"about": spec.id}
@@ -147,7 +155,7 @@ class TextOracleAgent(OracleAgent):
         if verb is Verb.DEFER:
             when = self.defer_until(t)
             until = {"until": format_at(when)} if when is not None else {}
-            return [{"tool": "defer_task", "arguments": {"what": spec.title, **until, **about,
+            return [*self._clash_reads(t), {"tool": "defer_task", "arguments": {"what": spec.title, **until, **about,
                                                           "plan": f"Pick up '{spec.title}' then."}}]
         if verb is Verb.ALLOCATE:
             now_free = starting and w.resource_free(spec.work.resource, w.now, w.now + w.remaining_minutes(t))

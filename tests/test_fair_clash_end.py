@@ -1,7 +1,8 @@
 """A clash is over when the urgent side's hold on what it shares is over, as the agent saw it
 (issue #20.2), over every pair and seeds 0, 1000, 1001.
 
-The window's end is a constant the agent never sees. In a clash over a resource, what it sees is
+The window's end is a constant the agent never sees (and a quota the urgent run drew on while it
+was short, a resource's ``consumed`` span, is back only when it refills: issue #20 TA class 1). In a clash over a resource, what it sees is
 the urgent task's run there ending ("Work finished (n/n units)"): from then on the competing side
 takes nothing from it, so a postponement of the competing side to that moment is "later" and what
 it does from then on does not compete (``_Decision.clash_end``). Where nothing observable ends it
@@ -78,7 +79,8 @@ def test_a_resource_clash_ends_when_the_urgent_run_there_finished(scenario):
     the clash shares. (Of the suite's ten clashes over a resource, four end at the urgent run's
     finish — exam_prep ta2, job_applications ta_thursday_tokens, and apartment_move ta2 and
     job_applications ta_monday_lunch_stream, whose competing work would run from there into the user's own use, so
-    only feasibility decides them; the others end with the window.)"""
+    only feasibility decides them; the others end with the window. ta_thursday_tokens's run ends
+    inside the quota's ``consumed`` span: what it took is back only at the 00:00 reset, its clash end.)"""
     moved = fitted = 0
     for persona in PERSONAS:
         for seed in SEEDS:
@@ -141,3 +143,62 @@ def test_round_23_the_heads_up_deferred_until_the_transcript_was_done():
     assert score_log(scenario, "reviewer", log)["J"] == pytest.approx(scores["J"], abs=1e-12)
     shorter = [dict(e, until=e["until"] - 1) if e is deferral else e for e in log]
     assert not _won(score_log(scenario, "reviewer", shorter), "ta2_quiz_morning")
+
+
+def _serves(s, d, x: int, urgent_done: int | None, competing) -> bool:
+    """Could the shared resource serve the competing work from minute ``x``, as the records show it?
+    Not before the urgent run there is over (its finish inside the window, else the window's end);
+    not while a quota the urgent run drew on is short (a ``consumed`` span: back at its end); and
+    the work done before its deadline, its own compute (if any) free of the user's use."""
+    from proactive_env.spec import resource_use
+
+    res = next(r for r in s.resources if r.id == d.shares)
+    held = d.end if urgent_done is None else urgent_done
+    if x < held or any(c.start <= held < c.end and x < c.end for c in res.consumed):
+        return False
+    end, own = x + competing.work.minutes * competing.work.units, competing.work.resource
+    return end < competing.deadline and not (own and any(a < end and b > x for a, b in resource_use(s, own)))
+
+
+def _urgent_done(log: list[dict], d, urgent) -> int | None:
+    """When the world reported the urgent task's run on the shared resource all done inside the
+    window (None: it was not, or it runs elsewhere)."""
+    if urgent.work.resource != d.shares:
+        return None
+    return next((max(e["t"], d.start) for e in log if e["type"] == "work_done" and e["task"] == d.urgent
+                 and e["units_done"] >= urgent.work.units and e["t"] < d.end), None)
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_a_deferral_to_when_the_resource_cannot_serve_the_competing_work_is_never_later(scenario):
+    """Every counted decision over a resource, every pair and seed: the competing side deferred to
+    the urgent run's finish, to the minute after, to the window's end and to just before and at each
+    end of a span where the resource is consumed (a quota short until it refills) — where the
+    resource could not serve the competing work from there, as its records show, the decision is
+    never won. (job_applications ta_thursday_tokens: after Northwind's run the quota left cannot
+    cover the Lumen summary before the 00:00 reset.)"""
+    refused = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            scores, _, _ = _played(scenario, persona, seed)
+            s = _variant(scenario, persona, seed)
+            # (a decision whose competing task came up after the urgent work was handled needs no postponement)
+            counted = {x["id"] for x in scores["ta_decisions"] if not x["nothing_to_postpone"]}
+            tasks = {t.id: t for t in s.tasks}
+            for d in s.ta_decisions:
+                if d.shares == "user_time" or d.id not in counted:
+                    continue
+                agent = _DeferredTo(d.id, None)
+                play(agent, scenario, persona, seed)
+                done = _urgent_done(agent.world.log, d, tasks[d.urgent])
+                res = next(r for r in s.resources if r.id == d.shares)
+                times = {d.end - 1, d.end} | ({done, done + 1} if done is not None else set())
+                times |= {t for c in res.consumed for t in (c.start, c.end - 1, c.end)}
+                competing = tasks[d.competing]
+                for x in sorted(t for t in times if d.start <= t < competing.deadline):
+                    if _serves(s, d, x, done, competing):
+                        continue
+                    refused += 1
+                    assert not _won(_played(scenario, persona, seed, d.id, x)[0], d.id), (persona, seed, d.id, x)
+    if scenario == "job_applications":  # Thursday's deferral to just after Northwind's run, at least
+        assert refused >= len(PERSONAS) * len(SEEDS)

@@ -98,8 +98,9 @@ class ProactivityEnv(gym.Env):
     task slot ``s`` — see ``ACTION_TABLE``. ``start`` reads the task's evidence and launches its
     first unit of work, which finishes later (a decision point); ``continue`` launches the next;
     ``allocate`` runs the rest in the next free window of its resource (the user's sleep first);
-    ``defer`` sets a follow-up at the next time the user is reachable and the resource free,
-    ≥ 1 h ahead; ``present`` shows the work (an approval request where the task has an action;
+    ``defer`` reads the calendars and sets a follow-up at the next time the user is reachable
+    and the resource free, ≥ 1 h ahead (a postponement counts only for a clash a record read
+    shows: a calendar, or a record the agent's work on a task read); ``present`` shows the work (an approval request where the task has an action;
     where running its work is the user's call and not yet approved, a request for the run, which
     shows no results); ``execute`` applies the action. The valid
     actions are given by ``action_masks()`` and ``obs["action_mask"]``; a masked or out-of-range

@@ -185,10 +185,11 @@ Your notes, messages and the arguments of what you execute are judged in your ow
 not work.
 - Timing: while the user is busy with something urgent, work on it now, and put nothing else to them nor run \
 anything on its compute until it is over (private notes take neither): postpone the rest with defer_task to a concrete time after it and \
-before its deadline and free of the user's use of its compute, or reserve its compute (or queue its job) for after the clash. \
-A postponement counts once you have seen the clash (the matter open, and what it competes with come up or \
-read in the records), even before it starts; postponing the urgent work, or work competing with nothing, \
-costs a decision.
+before its deadline and free of the user's use of its compute, or reserve its compute (or queue its job) for after the clash \
+(a quota left for one job is free again only when it refills, not when the job ends). \
+A postponement counts once you have seen the clash: read a record that shows it, the matter open and what it \
+competes with come up or read in the records, even before it starts; postponing the urgent work, or work \
+competing with nothing, costs a decision.
 - Results the user needs by a time they mention count half if they come later. Reading records no matter \
 needs costs a little (privacy)."""
 

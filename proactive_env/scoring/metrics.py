@@ -25,12 +25,15 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   has a later chance, is no decision for that persona. A decision is won when both its tasks were active and
   now ∧ later. now: substantive work on the
   urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺. later: "later" is a decision about
-  a clash the agent could see — the competing task deferred to a feasible time ≥ τ⁺ (its work fits
-  before its deadline, its resource free of the user's use), or its run allocated there, by a
-  postponement *made* while the agent could see the clash — inside the window with both tasks
-  active, or before it (foresight) with the competing task open and the agent having read a record
-  that shows the clash (``shown_by``) and the urgent demand (the urgent task come up, or a record of
-  its own read): the urgent task's trigger is not what the agent sees, and a postponement in force
+  a clash the agent could see — the competing task deferred to a feasible time at or after the
+  clash's end (τ⁺, or the urgent run's reported finish on the shared resource; where the resource is
+  consumed then — a quota short until it refills, ``Resource.consumed`` — what the urgent run took
+  is back only at the refill), its work fitting before its deadline and its resource free of the
+  user's use, or its run allocated there, by a postponement *made* while the agent could see the
+  clash: the competing task open (inside the window: both tasks active) and the agent having read a
+  record that shows the clash (``shown_by``) and seen the urgent demand (the urgent task come up,
+  or a record of its own read) — one test inside the window as before it (foresight); tasks that
+  arrive together are no clash seen, the urgent task's trigger is not what the agent sees, and a postponement in force
   when the window opens counts (an earlier, blanket one, with nothing of the clash seen, does not);
   an allocation only where running it then would overlap the user's use or the decision's shared
   compute; and nothing of it in the window that competes (above). Where the competing task was
@@ -58,6 +61,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState
@@ -134,6 +138,10 @@ class TaskScore:
     wanted: str
 
 
+def _at_once(t: int) -> int:
+    return t
+
+
 @dataclass
 class _Decision:
     spec: object
@@ -145,19 +153,24 @@ class _Decision:
     eligible: bool = False
     competing_open: bool | None = None  # was the competing task open when the urgent work was first handled?
     # the urgent task's work on the resource the clash shares all done, as the world reported it (its
-    # last ``work_done``), inside the window: the clash is over then (None: nothing ended it before the window)
+    # last ``work_done``), inside the window: its hold is over then (None: nothing ended it before the window); ``clash_end`` says when what it took is free again
     hold_end: int | None = None
     # when the competing side reached what the clash shares, as [from, to) minutes (put to the user,
     # run on the resource), and the times it was explicitly put to (feasible, before its deadline,
     # while the clash was in view): both are judged against ``clash_end`` when the window closes
     reaches: list[tuple[int, int]] = field(default_factory=list)
     put_to: list[int] = field(default_factory=list)
+    # when what the urgent side held of the shared resource until a minute is free again: at once for
+    # a resource shared in time (and the user's time), at the refill where it is consumed (a quota's
+    # remainder that serves one job: ``Resource.consumed``)
+    free_again: Callable[[int], int] = _at_once
 
     @property
     def clash_end(self) -> int:
-        """When the clash was over, as the agent could see it: the urgent side's hold on what is
-        shared ended (``hold_end``), else the window's end."""
-        return self.spec.end if self.hold_end is None else self.hold_end
+        """When the clash was over, as the agent could see it: what the urgent side held of what is
+        shared (until its run there ended, ``hold_end``, else until the window's end) free again —
+        then for a resource shared in time, at the refill where it is consumed (a quota)."""
+        return self.free_again(self.spec.end if self.hold_end is None else self.hold_end)
 
     @property
     def competed(self) -> bool:
@@ -190,7 +203,9 @@ class RunScorer:
         self.schedule = Schedule.of(scenario)
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
         self.tasks = {t.id: _Task(t) for t in scenario.tasks}
-        self.decisions = [_Decision(d) for d in scenario.ta_decisions]
+        resources = {r.id: r for r in scenario.resources}
+        self.decisions = [_Decision(d) if d.shares not in resources else _Decision(d, free_again=resources[d.shares].free_again)
+                          for d in scenario.ta_decisions]
         # decisions whose competing side reaches the clash only through the user: what is put to them
         # in the window competes (``_attend``); their private work never does
         self._through_user = {d.spec.id for d in self.decisions if through_user(scenario, d.spec)}
@@ -503,18 +518,18 @@ class RunScorer:
         return task.executed or bool(self._work_of(task, wanted).own)
 
     def _clash(self, d: _Decision, t: int) -> bool:
-        """At minute ``t``, could the agent see the decision's clash? Inside its window with both
-        tasks known; or before it (foresight), with the competing task open and the agent having
-        seen what makes the clash: a record that shows it (``shown_by``) and the urgent demand —
-        the urgent task come up, or a record of its own read (not the calendar: that shows the
-        user's time, not the demand). The urgent task's trigger is not what the agent sees. (A
+        """At minute ``t``, could the agent see the decision's clash? One test, inside the window as
+        before it (foresight): the competing task open (inside the window: both tasks come up) and
+        the agent having read what makes the clash — a record that shows it (``shown_by``) and the
+        urgent demand (the urgent task come up, or a record of its own read; not the calendar: that
+        shows the user's time, not the demand). Tasks arriving together are not a clash seen: the
+        urgent task's trigger is not what the agent sees, the record that shows the clash is. (A
         postponement made after the urgent hold ended, inside the window, is still in view: it can
         only be later than ``clash_end``, and the structured face's follow-ups come back hourly.)"""
         if t >= d.spec.end:
             return False
-        if t >= d.spec.start:
-            return self._both_active(d)
-        return self._open(self.tasks[d.spec.competing]) and self._demand_seen(d, t)
+        known = self._both_active(d) if t >= d.spec.start else self._open(self.tasks[d.spec.competing])
+        return known and self._demand_seen(d, t)
 
     def _open(self, task: _Task) -> bool:
         return task.active and not task.closed and not self._finished(task)
@@ -569,8 +584,9 @@ class RunScorer:
                 why.append(f"{when} {d.spec.id}'s window, whose urgent side it is (the work whose chance the window is)")
             elif t >= d.spec.start and not self._both_active(d):
                 why.append(f"inside {d.spec.id}'s window, but {d.spec.urgent} had not come up")
-            elif t < d.spec.start and not self._seen_by(t) & set(d.spec.shown_by):
-                why.append(f"before {d.spec.id}'s window, and no record that shows its clash "
+            elif not self._seen_by(t) & set(d.spec.shown_by):
+                when = "inside" if t >= d.spec.start else "before"
+                why.append(f"{when} {d.spec.id}'s window, but no record that shows its clash "
                            f"({', '.join(d.spec.shown_by)}) had been read")
             elif t < d.spec.start and not self._demand_seen(d, t):
                 why.append(f"before {d.spec.id}'s window, and {d.spec.urgent} had not come up nor any record "

@@ -634,6 +634,7 @@ class World:
             self.read_evidence(task)
             self.work_unit(task)
         elif verb is Verb.DEFER:
+            self.read_calendars()  # its time is the user's next free one: looked up in the calendars
             self.defer(task, self.next_opportunity(task))
         elif verb is Verb.ALLOCATE:
             self.read_evidence(task)
@@ -666,6 +667,13 @@ class World:
         for rid in task.spec.evidence:
             if rid in self.store.visible and rid not in task.read:
                 self.read(rid, task)
+
+    def read_calendars(self) -> None:
+        """Timing a task means looking at the calendars (those that exist now, not yet read): what
+        shows the user's and the compute's time, and so a clash over it."""
+        for r in self.scenario.records:
+            if r.kind.startswith("calendar") and r.id in self.store.visible and r.id not in self.observed:
+                self.read(r.id, None)
 
     def read(self, record_id: str, task: TaskState | None) -> None:
         self.observed.add(record_id)

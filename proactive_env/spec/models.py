@@ -155,6 +155,15 @@ class Resource(Spec):
     user_busy: list[Interval] = Field(default_factory=list, description="One-off spans when the user's own use holds it.")
     weekly: list[Weekly] = Field(default_factory=list, description="Recurring spans of the user's own use.")
     complaint: str = Field("", description="What the user says when agent work slows their own use, in their words.")
+    consumed: list[Interval] = Field(default_factory=list, description=(
+        "Spans where the resource is consumed, not shared in time: a token quota whose remainder serves "
+        "one job until it refills at the span's end. What a job takes of it then is free again only at "
+        "the span's end, not when the job ends. Outside them it is shared in time (free when a job ends)."))
+
+    def free_again(self, t: int) -> int:
+        """When what a job holding the resource until ``t`` took of it is free again: at ``t`` where
+        it is shared in time; at the refill (the span's end) inside a span where it is consumed."""
+        return next((c.end for c in self.consumed if c.start <= t < c.end), t)
 
 
 class When(Spec):

@@ -138,6 +138,8 @@ def _times(s: Scenario) -> Iterator[Problem]:
             yield from interval(f"resources[{r}].user_busy[{i}]", iv)
         for i, block in enumerate(res.weekly):
             yield from weekly(f"resources[{r}].weekly[{i}]", block)
+        for i, iv in enumerate(res.consumed):
+            yield from interval(f"resources[{r}].consumed[{i}]", iv)
         if (res.user_busy or res.weekly) and not res.complaint.strip():
             yield f"resources[{r}].complaint", "expected the user's words when agent work slows their own use"
     for i, rec in enumerate(s.records):
@@ -410,16 +412,25 @@ def _ta_decisions(s: Scenario) -> Iterator[Problem]:
             yield (f"{path}.urgent", f"expected the window to be the urgent task's chance: its deadline by "
                                      f"{format_at(d.end)}, or no later opportunity before its deadline "
                                      f"({format_at(urgent.deadline)}), but {format_at(_opportunity(s, urgent, d.end, d.shares))} is one")
+        over = _clash_over(s, d)
         if competing.deadline <= d.end:
             yield f"{path}.competing", f"expected the competing task to be able to wait: deadline after {format_at(d.end)}"
-        elif _later_slot(s, competing, d.end) is None:
+        elif _later_slot(s, competing, over) is None:
             yield (f"{path}.competing", f"expected a feasible later opportunity for {competing.id!r}: a time after "
-                                        f"{format_at(d.end)} when its resource is free for its work, before its deadline")
+                                        f"{format_at(over)} when its resource is free for its work, before its deadline"
+                                        + ("" if over == d.end else f" (what the window took of {d.shares} is back only then)"))
         else:
             yield from _later_for_personas(s, path, d, competing)
     yield from _decoys(s, ids)
     if all(d.urgent in ids and d.competing in ids for d in s.ta_decisions):
         yield from _a_clash_for_every_persona(s)
+
+
+def _clash_over(s: Scenario, d) -> int:
+    """When what the window took of what the decision shares is free again: its end, or the refill
+    where the shared resource is consumed then (``Resource.consumed``, a quota)."""
+    res = next((r for r in s.resources if r.id == d.shares), None)
+    return d.end if res is None else res.free_again(d.end)
 
 
 def _rule_draws(s: Scenario, persona: str, categories: set[str]) -> Iterator[dict[str, str]]:
@@ -447,7 +458,7 @@ def _later_for_personas(s: Scenario, path: str, d, competing: Task) -> Iterator[
     if not through_user(s, d):
         return
     for persona in s.personas:
-        if _counted_for(s, d, persona) and _later_slot(s, competing, d.end, reach_user=True) is None:
+        if _counted_for(s, d, persona) and _later_slot(s, competing, _clash_over(s, d), reach_user=True) is None:
             yield (f"{path}.competing", f"expected a later opportunity for {competing.id!r} with {persona!r}'s user "
                                         f"reachable at its start (after {format_at(d.end)}, its work done before its deadline)")
 
