@@ -493,7 +493,8 @@ def test_a_postponement_made_before_its_task_comes_up_counts_for_it(tmp_path):
     was explicitly postponed past Chris's lunch, but the deferral was linked to nothing and TA's
     'later' failed. It now counts for the task when that comes up. (Since the suite's TA
     decisions open with both matters known, the competing task — Priya's reply — is raised here
-    half an hour after her email, by the morning review.)"""
+    half an hour after her email, by the morning review; Chris's week is read first: a postponement
+    counts once a record showing the clash was read.)"""
     text = (pathlib.Path(__file__).parent.parent / "scenarios" / "household_finances.yaml").read_text()
     raised_later = 'trigger: {type: agent, at: "D2 07:30"}\n    evidence: [priya_query, brightside_statement'
     text = text.replace("trigger: {type: event, event: e02_priya_query}\n    evidence: [priya_query, brightside_statement",
@@ -507,6 +508,7 @@ def test_a_postponement_made_before_its_task_comes_up_counts_for_it(tmp_path):
     while world.now < 1440 + 7 * 60:  # Priya's email is in, the morning review is still to come
         _step(env, "wait")
     assert not reply.active
+    _step(env, "read_record", record_id="cal_week")  # the clash seen: a postponement counts once it was read
     result = _step(env, "defer_task", what="Priya's 2024-25 tutoring income reply (Brightside BT-0417, GBP 4,150.80)",
                    until="D2 12:30", plan="Draft the reply to Priya in the lunch break, after the dispute.")
     assert "linked to no matter yet" in result
