@@ -1017,8 +1017,8 @@ class _HeldCache:
     def get(self, key: tuple, held: tuple, compute):
         hit = self.entries.get(key)
         if hit is None:
-            if len(self.entries) >= self.size:
-                self.entries.clear()
+            if len(self.entries) >= self.size:  # full: the oldest entry goes (dicts keep insertion order),
+                del self.entries[next(iter(self.entries))]  # not all of them: the rest stay warm
             hit = self.entries[key] = (held, compute())
         return hit[1]
 
