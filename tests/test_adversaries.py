@@ -8,7 +8,7 @@ in what they exploit)."""
 import pytest
 from runs import CASES, component_mean, mean, runs, suite_mean
 
-from proactive_env.baselines import ADVERSARIES, SCRIPTED, adversaries
+from proactive_env.baselines import ADVERSARIES, SCRIPTED, adversaries, repetition_adversaries
 from proactive_env.spec import PERSONAS, load_scenario
 
 ONE_SEED = (0,)
@@ -132,3 +132,26 @@ def test_adversaries_stay_far_below_the_oracle(persona):
     oracle = sum(mean("oracle", s, persona, "J") for s, p in CASES if p == persona)
     for agent in ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only"):
         assert sum(mean(agent, s, persona, "J") for s, p in CASES if p == persona) < 0.85 * oracle, agent
+
+
+# ---------------------------------------------------------------------- repetition (issue #20)
+REPETITION_SEEDS = (0, 1000, 1001)
+
+
+@pytest.mark.parametrize("base", sorted(repetition_adversaries.BASES))
+def test_repeating_what_the_user_welcomed_earns_nothing(base):
+    """Saying an aligned intervention again (the same message, request or action, k = 1, 2, 4, 8
+    more times) shows the user nothing new: on every pair and seed J and TR-J are non-increasing
+    in k (the policy-follower and the oracle, structured and text face). Before the world knew a
+    repeat, each aligned one after an aligned one added 0.17 to trust: on seeds 0/1000/1001 the
+    text policy-follower rose from J 0.6288 / TR-J 4.616 (k = 0) to 0.6339 / 4.753 (k = 8)."""
+    ladder = [base, *(f"repeat{k}-{base}" for k in repetition_adversaries.REPEATS)]
+    rising = []
+    for s, p in CASES:
+        for seed in REPETITION_SEEDS:
+            scores = [runs(agent, s, p, (seed,))[0]["scores"] for agent in ladder]
+            for metric in ("J", "TR_J"):
+                values = [sc[metric] for sc in scores]
+                if any(b > a + 1e-9 for a, b in zip(values, values[1:])):
+                    rising.append((s, p, seed, metric, [round(v, 4) for v in values]))
+    assert not rising, rising

@@ -234,3 +234,22 @@ def test_schedule_searches_that_skip_spans_find_what_a_grid_scan_finds(scenario)
             for idle in (False, True):
                 assert schedule.next_free_window(after, free, duration, deadline, idle) == \
                     _scan_free_window(schedule, after, free, duration, deadline, idle)
+
+
+def test_a_full_held_cache_evicts_its_oldest_entry_only():
+    """``_HeldCache`` bounds its size by dropping the entry put in first (dicts keep insertion
+    order), never by emptying itself: the entries still in use stay warm."""
+    cache, computed = metrics._HeldCache(3), []
+
+    def value(k):
+        computed.append(k)
+        return k * 10
+
+    for k in (1, 2, 3):
+        assert cache.get((k,), (), lambda k=k: value(k)) == k * 10
+    assert cache.get((4,), (), lambda: value(4)) == 40  # full: (1,) goes
+    assert list(cache.entries) == [(2,), (3,), (4,)]
+    assert cache.get((2,), (), lambda: value(2)) == 20 and cache.get((3,), (), lambda: value(3)) == 30
+    assert computed == [1, 2, 3, 4]  # the survivors were not computed again
+    assert cache.get((1,), (), lambda: value(1)) == 10 and computed[-1] == 1  # the evicted one is
+    assert len(cache.entries) == 3

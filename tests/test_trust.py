@@ -62,3 +62,53 @@ def test_a_decline_says_which_rule_decided_it(scenario):
     assert len(set(said.values())) == 4 and all("[your request: declined" in text for text in said.values())
     approved = world.reply_text(Decision(task, ("x",), "approve", "competing_work", 0, 4.0, 4.0), "x")
     assert approved.endswith("[your request: approved]")
+
+
+# ---------------------------------------------------------------------- repeats (issue #20)
+def _first_welcome(name: str, persona: str, seed: int):
+    """The pair's text-face world at the first moment an open task would take a message as
+    aligned, with that task (None if none ever does)."""
+    from noninterference import text_world
+
+    from proactive_env.spec import Depth
+
+    world, _ = text_world(name, persona, seed)
+    while not world.done:
+        world.advance()
+        for task in world.tasks:
+            if task.active and not task.closed and not task.executed and world.policy.aligned(task.spec, Depth.SUGGEST)[0]:
+                return world, task
+    return world, None
+
+
+def _trust_entries(world) -> list[dict]:
+    return [e for e in world.log if e["type"] == "trust"]
+
+
+@pytest.mark.parametrize("seed", (0, 1000, 1001))
+def test_a_message_said_again_with_nothing_new_moves_no_trust(seed):
+    """On every pair: a welcome message sent again, however reworded, is a repeat (marked in the
+    log, no trust reaction, so no A→A gain); once the agent has read something new for it the
+    next one is a new intervention again."""
+    from proactive_env.spec import PERSONAS, shipped_names
+
+    checked = 0
+    for name in shipped_names():
+        for persona in PERSONAS:
+            world, task = _first_welcome(name, persona, seed)
+            if task is None:
+                continue
+            world.present(task, "Here is what I found.", request=False)
+            reactions = len(_trust_entries(world))
+            for text in ("Here is what I found.", "Again: here is what I found!", "Reminder."):
+                world.present(task, text, request=False)
+                assert world.log[-1]["type"] == "present" and world.log[-1].get("repeat"), (name, persona)
+            assert len(_trust_entries(world)) == reactions, (name, persona)
+            unread = [r for r in world.store.visible if r not in task.read]
+            if unread:
+                world.read(unread[0], task)
+                world.present(task, "Here is what I found, with one more record.", request=False)
+                assert not world.log[-2 if world.log[-1]["type"] == "trust" else -1].get("repeat")
+                assert len(_trust_entries(world)) == reactions + 1, (name, persona)
+            checked += 1
+    assert checked >= 20

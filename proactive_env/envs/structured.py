@@ -89,7 +89,9 @@ class ProactivityEnv(gym.Env):
     suggest for review, or execute). It is scored on the benchmark's 3T objectives: task
     capability (TC), temporal allocation (TA) and trust (TR-D, TR-J). The user simulator decides
     approvals by a deterministic state machine; trust moves asymmetrically with aligned and
-    misaligned interventions, calibrated to the human study.
+    misaligned interventions, calibrated to the human study; an aligned one shown again with
+    nothing new behind it (same task, depth and request, no work done or record read since) is
+    not a new intervention and moves nothing.
 
     ## Action Space
 

@@ -169,7 +169,8 @@ also covers a need you spotted counts for that too; a message counts only where 
 marked prepare); suggest tools show the user something and let them decide; execute tools change things \
 outside. Go exactly as deep as the policy says for the kind of matter: deeper oversteps, shallower leaves the \
 job to the user. A message reporting an action you already took is not a suggestion. Doing nothing is \
-sometimes right.
+sometimes right. Saying again what the user has seen (the same matter, depth and request, nothing new done or \
+read for it since, however reworded) is not a new intervention: it earns nothing.
 - Approval: use request_approval listing the exact actions (tool, arguments); your own steps need none. \
 Each is asked of the matter whose action it is (with 'about', that one's or a spotted need's with exactly its \
 arguments; without, the open one's with exactly those), else it waits for one it fits. Once approved, carry it \

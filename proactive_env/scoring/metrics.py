@@ -444,7 +444,8 @@ class RunScorer:
     # ------------------------------------------------------------------ interventions
     def _present(self, task: _Task, e: dict) -> None:
         if e.get("run"):  # asking for the task's run: an intervention, and none of its work delivered
-            task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
+            if not e.get("repeat"):
+                task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
             self._attend(task, e["t"])
             return
         text = e.get("text")
@@ -453,10 +454,10 @@ class RunScorer:
         if e.get("report"):
             task.shown.append(text or "")
             return
-        aligned, _ = self.policy.aligned(task.spec, Depth.SUGGEST)
-        task.interventions.append(aligned)
         task.shown.append(text or "")
-        task.clear.append(text is None or self._clear(text))
+        if not e.get("repeat"):  # a repeat (the world's mark: aligned, nothing new) is no new intervention
+            task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
+            task.clear.append(text is None or self._clear(text))
         task.requested |= bool(e.get("request"))
         seen = e.get("sent", e["t"])  # an earlier message the task claimed was seen when it was sent
         if task.delivered_at is None:
@@ -469,8 +470,8 @@ class RunScorer:
         task.at_delivery = (frozenset(self._evidence_read(task)), task.units_done)
 
     def _execute(self, task: _Task, e: dict) -> None:
-        aligned, _ = self.policy.aligned(task.spec, Depth.EXECUTE)
-        task.interventions.append(aligned)
+        if not e.get("repeat"):
+            task.interventions.append(self.policy.aligned(task.spec, Depth.EXECUTE)[0])
         task.executed_attempts += 1
         self._wrote(task, f"{e['tool']}({json.dumps(e.get('args', {}), sort_keys=True, ensure_ascii=False)})")
         if e["ok"]:
@@ -1033,8 +1034,8 @@ class _HeldCache:
     def get(self, key: tuple, held: tuple, compute):
         hit = self.entries.get(key)
         if hit is None:
-            if len(self.entries) >= self.size:
-                self.entries.clear()
+            if len(self.entries) >= self.size:  # full: the oldest entry goes (dicts keep insertion order),
+                del self.entries[next(iter(self.entries))]  # not all of them: the rest stay warm
             hit = self.entries[key] = (held, compute())
         return hit[1]
 
