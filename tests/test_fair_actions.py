@@ -26,6 +26,7 @@ import pytest
 from noninterference import text_world
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.sim import ToolError
+from proactive_env.sim.tools import _says_other
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
@@ -104,6 +105,15 @@ def _twin(world, task, got) -> bool:
                     for k in keys))
 
 
+def _named_others(world, tools, task, about, args) -> list:
+    """Where the named matter does not concern the task, its own open tasks acting with the same
+    tool that the arguments do not say are another thing's: ``about`` chooses among those."""
+    concerned = tools.concerns(world.matters[about]) if about is not None else []
+    return [] if task.index in concerned else [
+        t for t in tools.open_tasks() if t.index in concerned and t.spec.action and not t.executed
+        and t.spec.action.tool == task.spec.action.tool and not _says_other(t, args, tools.names)]
+
+
 def _probe_task(world, tools, task, where: str) -> int:
     """Every ``about`` the agent can name (and none), on the task's own arguments, on them less
     the optional ones, and on them with one compared argument changed."""
@@ -121,7 +131,10 @@ def _probe_task(world, tools, task, where: str) -> int:
                 at = f"{where} {action.tool} about={about} changed={changed}: {said}"
                 assert dry.reached, at  # it reached a task (refused only by the world's judgement)
                 got, problem = dry.reached[0]
-                if changed is None:
+                theirs = _named_others(world, tools, task, about, args)
+                if theirs:
+                    assert got in theirs, at
+                elif changed is None:
                     assert problem is None and (got is task or _twin(world, task, got)), at
                     assert said.startswith(f"Done: {action.tool}") or "approval first" in said, at
                 else:
@@ -134,8 +147,9 @@ def _probe_task(world, tools, task, where: str) -> int:
                                                          **({"about": about} if about else {})})
                     at = f"{where} request about={about}: {said}"
                     assert dry.reached or "already approved" in said, at
+                    theirs = _named_others(world, tools, task, about, args)
                     if dry.reached:
-                        assert dry.reached[0][0] is task or _twin(world, task, dry.reached[0][0]), at
+                        assert dry.reached[0][0] in theirs or dry.reached[0][0] is task or _twin(world, task, dry.reached[0][0]), at
     return probes
 
 
@@ -164,8 +178,10 @@ def test_an_open_action_is_reached_by_its_own_call_whatever_matter_it_names(name
     with an action is open, its own call — with ``about`` naming every listed matter and with
     none, and with the optional arguments left out — reaches that task and is accepted (or refused
     only for want of approval, by the rule in force), and the same call with one compared argument
-    changed is refused naming that argument. (Where another open task accepts the very same
-    arguments, ``about`` chooses between them.) The action is then carried out for real, named
+    changed is refused naming that argument. (Where the matter named has another open task with
+    the same tool, and not this one, that the arguments do not say is another thing's, ``about``
+    chooses that one; where another open task takes the
+    very same arguments, ``about`` or the free text tells them apart.) The action is then carried out for real, named
     under a matter that is not its own, where the rule in force lets it."""
     probes = real = 0
     for seed in SEEDS:

@@ -28,7 +28,7 @@ def _world(s, persona, rules, seed):
 def test_an_action_named_under_a_matter_without_it_goes_to_the_matter_whose_action_it_is(name, persona):
     """Class sweep over every pair and three seeds (issue #20 round 25, reversing round 18's rule):
     at every decision point, for every open action and every listed matter that does not concern
-    it, a request (and an execute) naming that matter with the action's own arguments reaches the
+    it nor any other open action with its tool, a request (and an execute) naming that matter with the action's own arguments reaches the
     task whose action it is — said under that task's own matter, which it stays under (the named
     matter gains nothing) — and nothing is kept for later. (An action names itself: DESIGN §4.)"""
     probes = 0
@@ -45,10 +45,9 @@ def test_an_action_named_under_a_matter_without_it_goes_to_the_matter_whose_acti
                     owner = world.matter_of(task)
                     if task.index in tools.concerns(matter) or task.executed or owner is None:
                         continue  # (a need no matter concerns yet joins the matter named: tests/test_fair_about.py)
-                    twins = [t for t in tools.open_tasks() if t is not task and t.spec.action and not t.executed
-                             and t.spec.action.tool == task.spec.action.tool and tools.args_problem(t, task.spec.action.args) is None]
-                    if twins:
-                        continue  # another open action takes the very same arguments: about chooses (tests/test_fair_actions.py)
+                    if any(t.spec.action and not t.executed and t.spec.action.tool == task.spec.action.tool
+                           for t in tools.open_tasks() if t.index in tools.concerns(matter)):
+                        continue  # the named matter has an open action with that tool: about chooses it (tests/test_fair_actions.py)
                     kept, filed = len(tools.earlier), list(matter.tasks)
                     action = {"tool": task.spec.action.tool, "args": dict(task.spec.action.args)}
                     for tool, args in (("request_approval", {"message": "Please approve this.", "actions": [action],

@@ -4,9 +4,11 @@
 notes, messages, approval requests, follow-ups, deferral, allocation) beside the scenario's own
 domain tools. Each call that concerns a matter credits at most one task. A call that names a
 matter with ``about`` is that matter's and stays so: it goes to the task among the matter's own
-that it fits (the action it names, its arguments, its words), and a need it brings up joins the
-matter (``_file``); only calls without ``about`` are placed by their words across matters
-(``attribute``, documented there).
+that it fits (its arguments, its words), and a need it brings up joins the matter (``_file``);
+only calls without ``about`` are placed by their words across matters (``attribute``, documented
+there). An action (an execute, a request naming one) names itself: it goes to the open task whose
+action it is, ``about`` choosing among several (``_action_task``), and whether its arguments are
+that task's is one judgement, execution's (``TextTools.args_problem``).
 """
 
 from __future__ import annotations
@@ -992,24 +994,28 @@ class TextTools:
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
                      file: bool = True) -> TaskState | None:
         """The open task whose action a call names (DESIGN §4: an action names itself): of the
-        open tasks whose action is one of ``tools`` and not done, those that take these arguments
-        (``args_problem``), else — where several — those the arguments do not say are another
-        thing's (``_says_other``), else all; ``about`` chooses among them (the named matter's,
-        where it concerns any), then the free text and the words its arguments carry, then the
-        most urgent. A call naming a matter that has no such action goes to the matter whose
-        action it is. Judged on what has come up alone: what is still to come never changes where
-        an action goes (non-interference). None: no open matter calls for it now."""
+        open tasks whose action is one of ``tools`` and not done — where several, those the
+        arguments do not say are another thing's (``_says_other``) — the named matter's where it
+        concerns any (``about`` chooses only among them), else all: a call naming a matter that
+        has no such action goes to the matter whose action it is. Where several are left, the
+        arguments decide: those that take them (``args_problem``, execution's judgement), then the
+        free text and the words the arguments carry, then the most urgent. Judged on what has come up alone: what
+        is still to come never changes where an action goes (non-interference). None: no open
+        matter calls for it now."""
         w = self.world
         matter = self.matter(about)
         concerned = set(self.concerns(matter)) if matter is not None else set()
         acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
-        if not acting and RUN_TOOL in tools:  # a request for a run the user decides (an action named wins)
+        runs = not acting and RUN_TOOL in tools  # a request for a run the user decides (an action named wins)
+        if runs:
             acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
             if [x for x in tools if x != RUN_TOOL] and not concerned & {t.index for t in acting}:
                 return None  # it names an action no open matter has (nor the run's matter): it waits for that
-        pool = ([t for t in acting if self.args_problem(t, args) is None]
-                or (len(acting) > 1 and [t for t in acting if not _says_other(t, args, self.names)]) or acting)
-        pool = [t for t in pool if t.index in concerned] or pool
+        if len(acting) > 1 and not runs:  # several: those the arguments do not say are another thing's
+            acting = [t for t in acting if not _says_other(t, args, self.names)] or acting
+        pool = [t for t in acting if t.index in concerned] or acting  # about chooses among them
+        if len(pool) > 1 and not runs:  # several still: the arguments decide
+            pool = [t for t in pool if self.args_problem(t, args) is None] or pool
         said = f"{words} {json.dumps(args, ensure_ascii=False)}"  # its words, free-text arguments included
         best = max(pool, key=lambda t: (_free_matches(t, args, self.names), _mentions(t.spec, said),
                                         -t.spec.deadline, -t.index), default=None)
