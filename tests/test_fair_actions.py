@@ -129,17 +129,16 @@ def _probe_task(world, tools, task, where: str) -> int:
                 said = dry.call(action.tool, {**args, **({"about": about} if about else {})})
                 probes += 1
                 at = f"{where} {action.tool} about={about} changed={changed}: {said}"
-                assert dry.reached, at  # it reached a task (refused only by the world's judgement)
-                got, problem = dry.reached[0]
                 theirs = _named_others(world, tools, task, about, args)
+                got, problem = dry.reached[0] if dry.reached else (None, None)
                 if theirs:
-                    assert got in theirs, at
-                elif changed is None:
-                    assert problem is None and (got is task or _twin(world, task, got)), at
+                    assert got in theirs or (changed and said.startswith("Error:") and changed in said), at
+                elif changed is None:  # it reached the task (refused only by the world's judgement)
+                    assert got is not None and problem is None and (got is task or _twin(world, task, got)), at
                     assert said.startswith(f"Done: {action.tool}") or "approval first" in said, at
-                else:
-                    assert problem is not None and changed in problem, at
+                else:  # refused naming it: by the world where about chose the task, else before anything is tried
                     assert said.startswith("Error:") and changed in said, at
+                    assert got is None or changed in problem, at
             if changed is None and not task.executed:  # asked for: the same task's request
                 for about in abouts:
                     said = dry.call("request_approval", {"message": f"May I {action.tool.replace('_', ' ')}?",
@@ -233,11 +232,12 @@ def test_round25_the_tuesday_order_named_under_alexs_request_is_placed():
 
 
 def test_round25_a_wrong_slot_is_refused_naming_the_slot():
-    """The same checkout with another slot code reaches t05 and is refused on its arguments, naming
-    the argument and never the value expected."""
+    """The same checkout with another slot code is refused on its arguments, naming the argument and
+    never the value expected; led to t05 by its action alone (m1 does not concern it), it attempts
+    nothing."""
     env, calls = _round25(50)
     args = json.loads(calls[50])["arguments"] | {"slot_code": "S25-1000"}
     said = env.step(json.dumps({"tool": "place_grocery_order", "arguments": args}))[0].splitlines()[0]
-    assert said == ("Error: place_grocery_order: refused — arguments that do not match the matter: slot_code "
-                    "(place_grocery_order under m1)"), said
-    assert not env.world.by_id["t05_finalise_order"].executed
+    assert said == "Error: place_grocery_order: refused — arguments that do not match the matter: slot_code", said
+    order = env.world.by_id["t05_finalise_order"]
+    assert not order.executed and env.world.matter_of(order) is None  # nothing attempted, nothing filed

@@ -883,7 +883,8 @@ class TextTools:
                 continue
             call_args = action.get("args") if isinstance(action.get("args"), dict) else {}
             owner = self._action_task((tool,), call_args, about, "", file=False)
-            if owner is not None and _says_other(owner, call_args, self.names):
+            if owner is not None and (_says_other(owner, call_args, self.names)
+                                      or not self._takes(owner, call_args, about)):
                 owner = None  # another thing's arguments: it waits for what it fits
             (owned.setdefault(owner.index, []) if owner is not None else waiting).append(action)
         matter = self.matter(about)
@@ -916,7 +917,8 @@ class TextTools:
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         task = self._action_task(requested, tool_args, about, message, file=False)
-        if task is not None and acts and _says_other(task, tool_args, self.names):
+        if task is not None and acts and (_says_other(task, tool_args, self.names)
+                                          or not self._takes(task, tool_args, about)):
             task = None  # an open action on another thing's arguments: it waits for what it fits
         if task is not None:
             self._file_action(task, self.matter(about), message or " ".join(requested))
@@ -1054,10 +1056,11 @@ class TextTools:
         w = self.world
         about = args.get("about")
         call_args = {k: v for k, v in args.items() if k != "about"}
-        again = self._done_here(name, call_args, about)
-        if again:  # a repeat of what the named matter already did: said, never passed to another matter
-            raise ToolError(f"{name}: refused — {again}")
-        task = self._action_task((name,), call_args, about, f"{name} {json.dumps(call_args, ensure_ascii=False)}")
+        over = self._over_here(name, call_args, about)
+        if over:  # the named matter's own action, now done or over: said, never passed to another matter
+            raise ToolError(f"{name}: refused — {over}")
+        words = f"{name} {json.dumps(call_args, ensure_ascii=False)}"
+        task = self._action_task((name,), call_args, about, words, file=False)
         if task is None:  # said alike with any about, and whatever is still to come
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason="no_matter")
             over = self._closed_for(name, about)
@@ -1066,29 +1069,47 @@ class TextTools:
             raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
                             f"be carried out once it has come up)")
         problem = self.args_problem(task, call_args)
+        shown = self.world.matter_of(task)
+        where = f" ({name}{self._action_linked(task, about, refusal=True)})" if shown or self._chosen(task, about) else ""
+        if problem and not self._takes(task, call_args, about):  # not that task's action: nothing is attempted
+            w._record("execute", task=None, tool=name, args=call_args, ok=False, reason=problem)
+            raise ToolError(f"{name}: refused — {problem}{where}")
+        self._file_action(task, self.matter(about), words)
+        where = f" ({name}{self._action_linked(task, about, refusal=True)})"
         reason = w.execute(task, call_args, problem)
-        where = f"{name}{self._action_linked(task, about, refusal=True)}"
         if reason == "unauthorised":  # (and its arguments, where they are off too: both are said)
             wrong = f"; and {problem}" if problem else ""
-            raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first{wrong} ({where})")
+            raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first{wrong}{where}")
         if reason is not None:  # on its arguments: the keys, never a value the matter expects
-            raise ToolError(f"{name}: refused — {reason} ({where})")
+            raise ToolError(f"{name}: refused — {reason}{where}")
         return f"Done: {name}{self._action_linked(task, about)}."
 
-    def _done_here(self, tool: str, args: dict, about: Any) -> str:
-        """Why an action is refused as a repeat: the named matter's task already did it on these
-        arguments, and no open task takes them."""
+    def _chosen(self, task: TaskState, about: Any) -> bool:
+        """Did ``about`` choose the task (the named matter concerns it)?"""
+        named = self.matter(about)
+        return named is not None and task.index in self.concerns(named)
+
+    def _takes(self, task: TaskState, args: dict, about: Any) -> bool:
+        """Is a call for the task's action the task's? Where ``about`` chose it, yes (its arguments
+        are then judged as they are: a request partly off is still its request); where the action
+        alone led to it, only on the task's own arguments (``args_problem``; none given: it may
+        be) — else it is for another thing, and waits (a request) or is refused (an execute)."""
+        return self._chosen(task, about) or not args or self.args_problem(task, args) is None
+
+    def _over_here(self, tool: str, args: dict, about: Any) -> str:
+        """Why an action is refused as the named matter's own, now done or over: a task the matter
+        concerns did it or is closed, these arguments are that task's, and no open task takes them."""
         matter = self.matter(about)
         if matter is None:
             return ""
         tasks = [self.world.tasks[i] for i in self.concerns(matter)]
-        if not any(t.executed and t.spec.action and t.spec.action.tool == tool and self.args_problem(t, args) is None
-                   for t in tasks):
+        if not any((t.executed or t.closed) and t.spec.action and t.spec.action.tool == tool
+                   and self.args_problem(t, args) is None for t in tasks):
             return ""
         if any(t.spec.action.tool == tool and self.args_problem(t, args) is None
                for t in self.open_tasks() if t.spec.action and not t.executed):
             return ""
-        return f"{matter.id}: this was already done"
+        return self._closed_for(tool, about) or f"{matter.id}: this was already done"
 
     def _closed_at(self, task: TaskState) -> int:
         return next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
