@@ -901,12 +901,12 @@ class TextTools:
         return parts if len(parts) > 1 else [(asked, about)]  # one matter's (or none's): asked as it stands
 
     def _about_for(self, task: TaskState, about: Any) -> Any:
-        """The matter a split-off part is asked under: the named one where it concerns the task (or
-        no matter does yet), else the task's own matter."""
+        """The matter a split-off part is asked under: the named one where it holds the task, else
+        the task's own matter (a need no matter concerns yet: found by its arguments, no 'about')."""
         matter = self.matter(about)
+        if matter is not None and task.index in matter.tasks:
+            return about
         own = self.world.matter_of(task)
-        if matter is not None and (task.index in self.concerns(matter) or own is None):
-            return about  # (a need no matter concerns yet joins the named one, as asked alone)
         return own.id if own is not None else None
 
     def _request(self, message: str, actions: list[dict], about: Any) -> str:
