@@ -124,7 +124,8 @@ def test_round19_the_rent_payment_asked_under_the_energy_bill_is_kept_for_the_re
     """Round 19 (household_finances / planner / 1007): the rent, known from the rent notice on D1,
     was asked for under the energy bill's matter; the request was taken as the energy bill's. A
     request naming a matter whose action it gives other arguments for is kept for the matter it
-    fits (the rent, Sat 17:45), unless an open matter's action fits them."""
+    fits (the rent, Sat 17:45); one with the energy bill's own arguments under another matter is
+    the energy bill's."""
     world, tools = _world("household_finances", "planner", 1007)
     world.advance()
     energy = world.by_id["t01_energy_bill"]
@@ -137,13 +138,15 @@ def test_round19_the_rent_payment_asked_under_the_energy_bill_is_kept_for_the_re
         world.advance()
         tools.settle()
     other = next(m for m in world.matters.values() if energy.index not in m.tasks)
-    with pytest.raises(ToolError, match=f"{other.id} calls for none of these actions now"):  # an open matter's: said
-        tools.call("request_approval", {"message": "Pay the energy bill?", "about": other.id,
-                                        "actions": [{"tool": "pay_bill", "args": dict(energy.spec.action.args)}]})
+    said = tools.call("request_approval", {"message": "Pay the energy bill?", "about": other.id,  # an open matter's action
+                                           "actions": [{"tool": "pay_bill", "args": dict(energy.spec.action.args)}]})
+    energy_matter = world.matter_of(energy).id  # it goes to the matter whose action it is (round 25)
+    assert f"under {energy_matter} (the matter whose action it is, not {other.id})" in said, said
+    asked = sum(e["type"] == "present" and e.get("task") == energy.spec.id for e in world.log)
     while not rent.active:
         world.advance()
         tools.settle()
-    assert rent.presented and not energy.presented
+    assert rent.presented and asked == sum(e["type"] == "present" and e.get("task") == energy.spec.id for e in world.log)
 
 
 class _EarlyOracle(TextOracleAgent):

@@ -1,9 +1,9 @@
-"""Attribution (issue #20, blind-play round 18): a request or an action sent with ``about: <matter>``
-is filed under that matter (or a need no matter concerns yet that it brought up) or refused with
-a reason where another open matter calls for that action — never kept and later attributed to
-that one (a request for an action no open matter calls for now is kept for a task that comes up
-with it: tests/test_early_work.py); an approval asked for one matter never
-counts for another, and a kept request about one date never approves an action on another."""
+"""Attribution (issue #20, blind-play rounds 18 and 25): a request or an action sent with
+``about: <matter>`` goes to the open task whose action it is — the named matter's where it has
+one, else the matter whose action it is (round 25; round 18 refused it, and the round-25 player's
+order was never placed) — never kept and later attributed elsewhere (a request for an action no
+open matter calls for now is kept for a task that comes up with it: tests/test_early_work.py),
+and a kept request about one date never approves an action on another."""
 
 import json
 
@@ -25,12 +25,12 @@ def _world(s, persona, rules, seed):
 
 @pytest.mark.parametrize("name", shipped_names())
 @pytest.mark.parametrize("persona", PERSONAS)
-def test_a_request_naming_one_matter_never_asks_for_another_matters_action(name, persona):
-    """Class sweep over every pair and three seeds: at every decision point, for every open action
-    and every listed matter that does not concern it, a request (and an execute) naming that
-    matter with the action's own arguments is refused with the matter it named, or files under
-    it — it never reaches the other matter's task, and nothing is kept for later. (A need no
-    matter concerns yet may be taken by a call naming the notice that brought it up: see below.)"""
+def test_an_action_named_under_a_matter_without_it_goes_to_the_matter_whose_action_it_is(name, persona):
+    """Class sweep over every pair and three seeds (issue #20 round 25, reversing round 18's rule):
+    at every decision point, for every open action and every listed matter that does not concern
+    it nor any other open action with its tool, a request (and an execute) naming that matter with the action's own arguments reaches the
+    task whose action it is — said under that task's own matter, which it stays under (the named
+    matter gains nothing) — and nothing is kept for later. (An action names itself: DESIGN §4.)"""
     probes = 0
     for seed in SEEDS:
         s, choice = drawn(name, persona, seed)
@@ -42,24 +42,30 @@ def test_a_request_naming_one_matter_never_asks_for_another_matters_action(name,
             tools.settle()
             for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed]:
                 for matter in list(world.matters.values()):
-                    if task.index in tools.concerns(matter) or task.executed:  # (an earlier probe may have done it;
-                        continue  # a matter that brought one of its evidence records concerns it too)
                     owner = world.matter_of(task)
-                    if owner is None:
-                        continue  # a need no matter concerns yet: a call naming the notice that brought it up may take it
-                    before = (task.approval, task.presented, task.executed, len(tools.earlier))
+                    if task.index in tools.concerns(matter) or task.executed or owner is None:
+                        continue  # (a need no matter concerns yet joins the matter named: tests/test_fair_about.py)
+                    if any(t.spec.action and not t.executed and t.spec.action.tool == task.spec.action.tool
+                           for t in tools.open_tasks() if t.index in tools.concerns(matter)):
+                        continue  # the named matter has an open action with that tool: about chooses it (tests/test_fair_actions.py)
+                    kept, filed = len(tools.earlier), list(matter.tasks)
                     action = {"tool": task.spec.action.tool, "args": dict(task.spec.action.args)}
                     for tool, args in (("request_approval", {"message": "Please approve this.", "actions": [action],
                                                              "about": matter.id}),
                                        (action["tool"], {**action["args"], "about": matter.id})):
+                        if tool == "request_approval" and world.policy.answers.get(task.spec.id) == "approve":
+                            continue  # (approved already: said so, not asked again)
+                        since = len(world.log)
                         try:
                             said = tools.call(tool, args)
                         except ToolError as refused:
                             said = str(refused)
                         probes += 1
-                        reached = (task.approval, task.presented, task.executed, len(tools.earlier)) != before
-                        assert not reached, f"{name}/{persona}/{seed} {tool} about {matter.id} reached {owner.id}'s {task.spec.id}: {said}"
-                        assert "kept" not in said, said
+                        where = f"{name}/{persona}/{seed} {tool} about {matter.id} for {owner.id}'s {task.spec.id}: {said}"
+                        assert f" under {owner.id}" in said and f"the matter whose action it is, not {matter.id}" in said, where
+                        assert any(e["type"] in ("present", "execute") and e.get("task") == task.spec.id
+                                   for e in world.log[since:]), where  # it reached the task (refused or not)
+                        assert len(tools.earlier) == kept and matter.tasks == filed, where
     assert probes > 0
 
 

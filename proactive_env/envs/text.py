@@ -161,7 +161,7 @@ How this world works (general rules; the tools' replies never depend on what is 
 needs you; each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
 concerns it (list_matters lists them): a call stays under the matter it names, and goes to the thing there \
-its action, arguments or words fit. Write each about one thing. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
+its action, arguments or words fit; an action (or a request for one) goes to the open matter whose action it is. Write each about one thing. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
 best, or waits for the first matter it fits that comes up (you are told; a follow-up \
 under a matter whose own work is over waits a day). A note or message that \
 also covers a need you spotted counts for that too; a message counts only where the policy wants one.
@@ -172,11 +172,12 @@ job to the user. A message reporting an action you already took is not a suggest
 sometimes right. Saying again what the user has seen (the same matter, depth and request, nothing new done or \
 read for it since, however reworded) is not a new intervention: it earns nothing.
 - Approval: use request_approval listing the exact actions (tool, arguments); your own steps need none. \
-Each is asked of the matter whose action it is (with 'about', that one's or a spotted need's with exactly its \
-arguments; without, the open one's with exactly those), else it waits for one it fits. Once approved, carry it \
+Each is asked of the matter whose action it is (with 'about', that one's where it has it open; else the open \
+one whose own arguments they are), else it waits for one it fits. Once approved, carry it \
 out: an approval holds until the action is done, a refused try included. Execute unasked only where the policy \
-says "just do it"; an action no open matter calls for is refused. Arguments and look-ups take values (dates, \
-times, amounts, ids) in any usual form.
+says "just do it"; an action no open matter calls for is refused, and one whose arguments its matter's action \
+does not take is refused naming them. Arguments and look-ups take values (dates, times, amounts, ids) in any \
+usual form.
 - Work: each note on a matter launches one unit of its work (one at a time); you are told when it finishes and \
 how many units are done. A result counts fully only once all units are done: work before you deliver. Work that \
 needs compute runs only where you reserve it with allocate_resource, at a time free of the user's own use \

@@ -4,9 +4,11 @@
 notes, messages, approval requests, follow-ups, deferral, allocation) beside the scenario's own
 domain tools. Each call that concerns a matter credits at most one task. A call that names a
 matter with ``about`` is that matter's and stays so: it goes to the task among the matter's own
-that it fits (the action it names, its arguments, its words), and a need it brings up joins the
-matter (``_file``); only calls without ``about`` are placed by their words across matters
-(``attribute``, documented there).
+that it fits (its arguments, its words), and a need it brings up joins the matter (``_file``);
+only calls without ``about`` are placed by their words across matters (``attribute``, documented
+there). An action (an execute, a request naming one) names itself: it goes to the open task whose
+action it is, ``about`` choosing among several (``_action_task``), and whether its arguments are
+that task's is one judgement, execution's (``TextTools.args_problem``).
 """
 
 from __future__ import annotations
@@ -867,9 +869,8 @@ class TextTools:
 
     def _parts(self, asked: list[dict], about: Any) -> list[tuple[list[dict], Any]]:
         """The request as one request per matter: (actions, about) each. An execute action goes
-        to the open matter whose action it is — the named matter's, or a need with exactly its
-        arguments, else another open matter's with exactly its arguments — asked under that
-        matter; the actions no open matter calls for stay together (they wait, as if asked
+        to the open matter whose action it is (``_action_task``), asked under that matter; the
+        actions no open matter calls for stay together (they wait, as if asked
         alone); a run and any name that is no tool go with the named matter's part — asked on
         their own where its run waits for the OK — else with the first part. Judged on open
         matters alone: what is still to come never splits a request (non-interference)."""
@@ -882,9 +883,9 @@ class TextTools:
                 continue
             call_args = action.get("args") if isinstance(action.get("args"), dict) else {}
             owner = self._action_task((tool,), call_args, about, "", file=False)
-            other = self._action_task((tool,), call_args, None, "", file=False) if about is not None else None
-            if other is not None and (owner is None or self._fit(other, call_args) > self._fit(owner, call_args)):
-                owner = other  # exactly another open matter's action, and not the named one's
+            if owner is not None and (_says_other(owner, call_args, self.names)
+                                      or not self._takes(owner, call_args, about)):
+                owner = None  # another thing's arguments: it waits for what it fits
             (owned.setdefault(owner.index, []) if owner is not None else waiting).append(action)
         matter = self.matter(about)
         concerned = self.concerns(matter) if matter is not None else []
@@ -898,10 +899,6 @@ class TextTools:
         if waiting:  # what no open matter calls for waits together (with the rest, where nothing else took it)
             parts.append(((named if home is None and not own_run else []) + waiting, about))
         return parts if len(parts) > 1 else [(asked, about)]  # one matter's (or none's): asked as it stands
-
-    def _fit(self, task: TaskState, args: dict) -> tuple[int, int]:
-        """How well arguments fit a task's action: none off, then free text given word for word."""
-        return -_mismatch(task, args, self.names), _free_matches(task, args, self.names)
 
     def _about_for(self, task: TaskState, about: Any) -> Any:
         """The matter a split-off part is asked under: the named one where it holds the task, else
@@ -920,18 +917,15 @@ class TextTools:
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
         task = self._action_task(requested, tool_args, about, message, file=False)
-        if task is not None and acts and _says_other(task, tool_args, self.names):
-            task = None  # the named matter's action on another thing's arguments: it waits for what it fits
+        if task is not None and acts and (_says_other(task, tool_args, self.names)
+                                          or not self._takes(task, tool_args, about)):
+            task = None  # an open action on another thing's arguments: it waits for what it fits
         if task is not None:
-            self._file(task, self.matter(about), message or " ".join(requested))
+            self._file_action(task, self.matter(about), message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
                 raise ToolError(f"request_approval: not sent — {over}")
-            named = self.matter(about)
-            if named is not None and self._called_for(requested, tool_args):  # an open matter's action: said
-                raise ToolError(f"request_approval: not sent — {named.id} calls for none of these actions now "
-                                f"({', '.join(requested)}) on these arguments; name the matter it is for")
             # work done before its matter comes up is not lost: with or without about, a request
             # for an action no open matter calls for waits for a task that comes up with it and
             # fits its arguments (``settle``); the user sees it only then, under the rule then
@@ -970,9 +964,10 @@ class TextTools:
             asks = f"{matter}'s action: {wanted}" if wanted else f"nothing under {matter} needs an OK"
             raise ToolError(f"request_approval: not sent — not understood: name the exact actions ({asks})")
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
+        linked = self._action_linked(task, about) if acts else self._linked(task, about)
         if decision is None:
-            return f"Request{self._linked(task, about)} queued: the user will decide when available.{split}"
-        return (f"Request{self._linked(task, about)} sent; {w.scenario.user.name} answered at once (the reply is "
+            return f"Request{linked} queued: the user will decide when available.{split}"
+        return (f"Request{linked} sent; {w.scenario.user.name} answered at once (the reply is "
                 f"below).{split}")
 
     def _named(self, about: Any) -> dict:
@@ -990,16 +985,6 @@ class TextTools:
             others.add(RUN_TOOL)
         return sorted({r for r in requested if r not in own and r in others})
 
-    def _called_for(self, requested: tuple[str, ...], args: dict) -> bool:
-        """Does an open matter call for one of these actions now (not yet done), on arguments
-        that fit the given ones?"""
-        return any(t.spec.action and t.spec.action.tool in requested and not t.executed
-                   and self._for(t, args, "") for t in self.open_tasks())
-
-    def _for(self, task: TaskState, args: dict, words: str) -> bool:
-        """Is a request with these arguments one for the task's action (none given: it may be)?"""
-        return not args or task.spec.action is None or _fits(task, {"args": args, "text": words}, self.names)
-
     def _named_run(self, task: TaskState, about: Any) -> bool:
         """Does the request name a matter (not ``task``'s) whose run waits for the user's OK? Then
         the allocate_resource it lists is that run, not something to drop."""
@@ -1010,62 +995,121 @@ class TextTools:
 
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
                      file: bool = True) -> TaskState | None:
-        """The open task whose action is one of ``tools`` and not done: in the named matter if it
-        has one, else any (best argument match). The action named is the more specific statement."""
+        """The open task whose action a call names (DESIGN §4: an action names itself): of the
+        open tasks whose action is one of ``tools`` and not done — where several, those the
+        arguments do not say are another thing's (``_says_other``) — the named matter's where it
+        concerns any (``about`` chooses only among them), else all: a call naming a matter that
+        has no such action goes to the matter whose action it is. Where several are left, the
+        arguments decide: those that take them (``args_problem``, execution's judgement), then the
+        free text and the words the arguments carry, then the most urgent. Judged on what has come up alone: what
+        is still to come never changes where an action goes (non-interference). None: no open
+        matter calls for it now."""
         w = self.world
         matter = self.matter(about)
-        concerned = self.concerns(matter) if matter is not None else []
+        concerned = set(self.concerns(matter)) if matter is not None else set()
         acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
-        if not acting and RUN_TOOL in tools:  # a request for a run the user decides (an action named wins)
+        runs = not acting and RUN_TOOL in tools  # a request for a run the user decides (an action named wins)
+        if runs:
             acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
-            named = [x for x in tools if x != RUN_TOOL]
-            for_run = any(t.index in concerned for t in acting)  # it names the run's matter
-            if not for_run and named:
-                return None  # it names an action no open matter has: it waits for that, not a run
-        mine = [t for t in acting if t.index in concerned]
-        if matter is not None and not mine:
-            # a call naming a matter is that matter's, or a need no matter concerns yet that it
-            # brought up (its arguments are that need's): never another matter's work
-            acting = [t for t in acting if w.matter_of(t) is None and _fits_args(t, args, self.names)]
+            if [x for x in tools if x != RUN_TOOL] and not concerned & {t.index for t in acting}:
+                return None  # it names an action no open matter has (nor the run's matter): it waits for that
+        if len(acting) > 1 and not runs:  # several: those the arguments do not say are another thing's
+            acting = [t for t in acting if not _says_other(t, args, self.names)] or acting
+        pool = [t for t in acting if t.index in concerned] or acting  # about chooses among them
+        if len(pool) > 1 and not runs:  # several still: the arguments decide
+            pool = [t for t in pool if self.args_problem(t, args) is None] or pool
         said = f"{words} {json.dumps(args, ensure_ascii=False)}"  # its words, free-text arguments included
-        for pool in (mine, acting):
-            best = max(pool, key=lambda t: (*self._fit(t, args), _mentions(t.spec, said), -t.spec.deadline, -t.index),
-                       default=None)
-            if best is not None and pool is acting and not mine and not _fits_args(best, args, self.names):
-                return None  # its arguments are not the open matter's: it is for another one
-            if best is not None:
-                if file:
-                    self._file(best, matter, words or " ".join(tools))
-                return best
-        return None
+        best = max(pool, key=lambda t: (_free_matches(t, args, self.names), _mentions(t.spec, said),
+                                        -t.spec.deadline, -t.index), default=None)
+        if best is not None and file:
+            self._file_action(best, matter, words or " ".join(tools))
+        return best
 
-    # ------------------------------------------------------------------ changing the world
+    def args_problem(self, task: TaskState, args: dict) -> str | None:
+        """Why the arguments are not the task's action's (None: they are, or it has none): the one
+        judgement, made by execution and by attribution alike (``args_problem``: the schema's
+        declared arguments, equal in meaning; ``names_problem``: every entry the matter needs)."""
+        action = task.spec.action
+        if action is None:
+            return None
+        return (args_problem(action.args, args, action.free_text, self.world.tools[action.tool].params, self.names)
+                or names_problem(self.world.scenario, task.spec, args))
+
+    def _file_action(self, task: TaskState, named: Matter | None, text: str) -> None:
+        """An action is its task's matter's: filed under the named matter where that concerns it
+        (or where no matter concerns the task yet: a need it brings up joins it), else it stays
+        under the matter whose action it is."""
+        if named is None or task.index in self.concerns(named) or self.world.matter_of(task) is None:
+            self._file(task, named, text)
+
+    def _action_linked(self, task: TaskState, about: Any, refusal: bool = False) -> str:
+        """Which matter an action went to, as the result says it: the matter whose action it is
+        (said so where the call named another); in a refusal, after a comma (no nested brackets)."""
+        named = self.matter(about)
+        matter = self.world.matter_of(task)
+        if named is None or task.index in self.concerns(named) or matter is None:
+            return self._linked(task, about)
+        why = f"the matter whose action it is, not {named.id}"
+        return f" under {matter.id}, {why}" if refusal else f" under {matter.id} ({why})"
+
     def _execute(self, name: str, args: dict) -> str:
         w = self.world
         about = args.get("about")
         call_args = {k: v for k, v in args.items() if k != "about"}
-        task = self._action_task((name,), call_args, about, f"{name} {json.dumps(call_args, ensure_ascii=False)}")
-        if task is None:
+        over = self._over_here(name, call_args, about)
+        if over:  # the named matter's own action, now done or over: said, never passed to another matter
+            raise ToolError(f"{name}: refused — {over}")
+        words = f"{name} {json.dumps(call_args, ensure_ascii=False)}"
+        task = self._action_task((name,), call_args, about, words, file=False)
+        if task is None:  # said alike with any about, and whatever is still to come
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason="no_matter")
             over = self._closed_for(name, about)
             if over:
                 raise ToolError(f"{name}: refused — {over}")
-            named = self.matter(about)
-            if named is not None:
-                raise ToolError(f"{name}: refused — {named.id} calls for no such action now with these arguments "
-                                f"(an action a matter needs can be carried out once it has come up)")
-            raise ToolError(f"{name}: refused — no open matter calls for this action with these arguments (an "
-                            f"action a matter needs can be carried out once it has come up; name it with about)")
-        if task.executed:
-            raise ToolError(f"{name}: already done for this matter")
-        action = task.spec.action
-        problem = (args_problem(action.args, call_args, action.free_text, w.tools[name].params, self.names) or names_problem(w.scenario, task.spec, call_args))
+            raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
+                            f"be carried out once it has come up)")
+        problem = self.args_problem(task, call_args)
+        shown = self.world.matter_of(task)
+        where = f" ({name}{self._action_linked(task, about, refusal=True)})" if shown or self._chosen(task, about) else ""
+        if problem and not self._takes(task, call_args, about):  # not that task's action: nothing is attempted
+            w._record("execute", task=None, tool=name, args=call_args, ok=False, reason=problem)
+            raise ToolError(f"{name}: refused — {problem}{where}")
+        self._file_action(task, self.matter(about), words)
+        where = f" ({name}{self._action_linked(task, about, refusal=True)})"
         reason = w.execute(task, call_args, problem)
-        if reason == "unauthorised":
-            raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first")
-        if reason is not None:
-            raise ToolError(f"{name}: refused — {reason}")
-        return f"Done: {name}{self._linked(task, about)}."
+        if reason == "unauthorised":  # (and its arguments, where they are off too: both are said)
+            wrong = f"; and {problem}" if problem else ""
+            raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first{wrong}{where}")
+        if reason is not None:  # on its arguments: the keys, never a value the matter expects
+            raise ToolError(f"{name}: refused — {reason}{where}")
+        return f"Done: {name}{self._action_linked(task, about)}."
+
+    def _chosen(self, task: TaskState, about: Any) -> bool:
+        """Did ``about`` choose the task (the named matter concerns it)?"""
+        named = self.matter(about)
+        return named is not None and task.index in self.concerns(named)
+
+    def _takes(self, task: TaskState, args: dict, about: Any) -> bool:
+        """Is a call for the task's action the task's? Where ``about`` chose it, yes (its arguments
+        are then judged as they are: a request partly off is still its request); where the action
+        alone led to it, only on the task's own arguments (``args_problem``; none given: it may
+        be) — else it is for another thing, and waits (a request) or is refused (an execute)."""
+        return self._chosen(task, about) or not args or self.args_problem(task, args) is None
+
+    def _over_here(self, tool: str, args: dict, about: Any) -> str:
+        """Why an action is refused as the named matter's own, now done or over: a task the matter
+        concerns did it or is closed, these arguments are that task's, and no open task takes them."""
+        matter = self.matter(about)
+        if matter is None:
+            return ""
+        tasks = [self.world.tasks[i] for i in self.concerns(matter)]
+        if not any((t.executed or t.closed) and t.spec.action and t.spec.action.tool == tool
+                   and self.args_problem(t, args) is None for t in tasks):
+            return ""
+        if any(t.spec.action.tool == tool and self.args_problem(t, args) is None
+               for t in self.open_tasks() if t.spec.action and not t.executed):
+            return ""
+        return self._closed_for(tool, about) or f"{matter.id}: this was already done"
 
     def _closed_at(self, task: TaskState) -> int:
         return next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
@@ -1285,13 +1329,6 @@ def _fits(task: TaskState, item: dict, names: frozenset[str] = frozenset()) -> b
         missing, wrong = _off(action.args, given, action.free_text, names=names)
         return not wrong and 2 * len([k for k in missing if k in compared]) < len(compared)
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
-
-
-def _fits_args(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
-    """Are the arguments a call names, without 'about', the task's action's own (or does it name
-    none)? Judged on the open task alone, never against what is still to come: arguments that
-    differ are another matter's (named with 'about', the call gets the task and its problem)."""
-    return not args or task.spec.action is None or _mismatch(task, args, names) == 0
 
 
 def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
