@@ -135,7 +135,7 @@ def test_play_tools_needs_no_session(capsys):
 
 
 def test_play_takes_the_episode_from_its_session_and_needs_a_scenario_for_a_new_one(tmp_path, capsys, monkeypatch):
-    """Round 25's players ran `play --tools` without --scenario and got Monitor's tools: a new
+    """Round 24's players ran `play --tools` without --scenario and got Monitor's tools: a new
     session (or --tools without one) needs --scenario; an existing session knows its own scenario,
     persona and seed, and --tools with it lists that scenario's tools."""
     import io
@@ -161,7 +161,7 @@ def test_play_takes_the_episode_from_its_session_and_needs_a_scenario_for_a_new_
 
 
 def test_play_reads_a_call_spread_over_several_lines_as_one(tmp_path, capsys, monkeypatch):
-    """Round 25: a pretty-printed call became six malformed ones. JSON values are read one after
+    """Round 24: a pretty-printed call became six malformed ones. JSON values are read one after
     another whatever their layout; a line that is no JSON is still one call answered by an error."""
     import io
 

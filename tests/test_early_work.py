@@ -140,7 +140,7 @@ def test_round19_the_rent_payment_asked_under_the_energy_bill_is_kept_for_the_re
     other = next(m for m in world.matters.values() if energy.index not in m.tasks)
     said = tools.call("request_approval", {"message": "Pay the energy bill?", "about": other.id,  # an open matter's action
                                            "actions": [{"tool": "pay_bill", "args": dict(energy.spec.action.args)}]})
-    energy_matter = world.matter_of(energy).id  # it goes to the matter whose action it is (round 25)
+    energy_matter = world.matter_of(energy).id  # it goes to the matter whose action it is (round 24)
     assert f"under {energy_matter} (the matter whose action it is, not {other.id})" in said, said
     asked = sum(e["type"] == "present" and e.get("task") == energy.spec.id for e in world.log)
     while not rent.active:

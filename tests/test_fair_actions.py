@@ -1,7 +1,7 @@
 """An action names itself, and one judgement decides whether its arguments are the task's (issue
-#20, blind play round 25, meal_planning / operator / 1022).
+#20, blind play round 24, meal_planning / operator / 1022).
 
-Round 25: the operator's Tuesday grocery checkout (t05, its own Monday-morning follow-up, filed
+Round 24: the operator's Tuesday grocery checkout (t05, its own Monday-morning follow-up, filed
 under m2, Greenway's slot notice) was sent twice with ``about: m1`` — Alex's request, which asked
 for "a Greenway order in for Tuesday evening" — and refused with "m1 calls for no such action now
 with these arguments"; the same call with ``about: m2`` was accepted, and without ``about`` it was
@@ -31,7 +31,7 @@ from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-ROUND25 = pathlib.Path(__file__).parent / "data" / "blind25-meal_planning-operator-1022.json"
+ROUND24 = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions" / "blind24-meal_planning-operator-1022.session.json"
 
 
 def _other(value: Any) -> Any:
@@ -199,8 +199,8 @@ def test_an_open_action_is_reached_by_its_own_call_whatever_matter_it_names(name
     assert probes > 0 and real > 0
 
 
-def _round25(upto: int):
-    case = json.loads(ROUND25.read_text())
+def _round24(upto: int):
+    case = json.loads(ROUND24.read_text())
     env = ProactivityTextEnv(case["scenario"], case["persona"])
     env.reset(seed=case["seed"])
     for call in case["calls"][:upto]:
@@ -208,13 +208,13 @@ def _round25(upto: int):
     return env, case["calls"]
 
 
-def test_round25_the_tuesday_order_named_under_alexs_request_is_placed():
-    """Round 25 (meal_planning / operator / 1022), D2 07:30: the checkout for slot T21-1800 with
+def test_round24_the_tuesday_order_named_under_alexs_request_is_placed():
+    """Round 24 (meal_planning / operator / 1022), D2 07:30: the checkout for slot T21-1800 with
     ``about: m1`` (Alex's request; call 50 of the session, and again as call 56, with the SKUs
     apart) was refused as m1's, and without about for want of the optional voucher. It is t05's
     action: both calls reach it and are accepted with m1, m2 and no about alike, and call 50 places
     the order."""
-    env, calls = _round25(50)
+    env, calls = _round24(50)
     world = env.world
     order = world.by_id["t05_finalise_order"]
     assert order.active and not order.executed and world.clock_text() == "D2 (Mon 20 Apr) 07:30"
@@ -231,11 +231,11 @@ def test_round25_the_tuesday_order_named_under_alexs_request_is_placed():
     assert seen.startswith("Done: place_grocery_order under m1") and order.executed, seen
 
 
-def test_round25_a_wrong_slot_is_refused_naming_the_slot():
+def test_round24_a_wrong_slot_is_refused_naming_the_slot():
     """The same checkout with another slot code is refused on its arguments, naming the argument and
     never the value expected; led to t05 by its action alone (m1 does not concern it), it attempts
     nothing."""
-    env, calls = _round25(50)
+    env, calls = _round24(50)
     args = json.loads(calls[50])["arguments"] | {"slot_code": "S25-1000"}
     said = env.step(json.dumps({"tool": "place_grocery_order", "arguments": args}))[0].splitlines()[0]
     assert said == "Error: place_grocery_order: refused — arguments that do not match the matter: slot_code", said

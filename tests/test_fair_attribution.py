@@ -1,6 +1,6 @@
 """Attribution (issue #20, blind-play rounds 18 and 25): a request or an action sent with
 ``about: <matter>`` goes to the open task whose action it is — the named matter's where it has
-one, else the matter whose action it is (round 25; round 18 refused it, and the round-25 player's
+one, else the matter whose action it is (round 24; round 18 refused it, and the round-24 player's
 order was never placed) — never kept and later attributed elsewhere (a request for an action no
 open matter calls for now is kept for a task that comes up with it: tests/test_early_work.py),
 and a kept request about one date never approves an action on another."""
@@ -26,7 +26,7 @@ def _world(s, persona, rules, seed):
 @pytest.mark.parametrize("name", shipped_names())
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_an_action_named_under_a_matter_without_it_goes_to_the_matter_whose_action_it_is(name, persona):
-    """Class sweep over every pair and three seeds (issue #20 round 25, reversing round 18's rule):
+    """Class sweep over every pair and three seeds (issue #20 round 24, reversing round 18's rule):
     at every decision point, for every open action and every listed matter that does not concern
     it nor any other open action with its tool, a request (and an execute) naming that matter with the action's own arguments reaches the
     task whose action it is — said under that task's own matter, which it stays under (the named

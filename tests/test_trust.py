@@ -46,7 +46,7 @@ def test_bounded():
 
 @pytest.mark.parametrize("scenario", shipped_names())
 def test_a_decline_says_which_rule_decided_it(scenario):
-    """Round 25 (job_applications/planner): three requests for the Lumen application came back
+    """Round 24 (job_applications/planner): three requests for the Lumen application came back
     "nope, not that one" — declined for low trust, worded as the persona's scripted refusal, so the
     player rewrote a correct request. Every declining rule now says itself in the reply's tag, in
     every scenario's wording; an approval under a rule that may decline still reads approved."""

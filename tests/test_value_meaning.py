@@ -1,4 +1,4 @@
-"""Values on meaning, not wording (issue #20, round 25): one comparison (``spec.meaning.same_value``)
+"""Values on meaning, not wording (issue #20, round 23): one comparison (``spec.meaning.same_value``)
 serves look-ups by record field and the check of an action's arguments, so a date, a time, an id,
 an amount or a name with an aside is the same value in any usual form in both.
 
@@ -10,7 +10,7 @@ task's reference action. Each value is paraphrased (date forms: ISO, "14 May", "
 parenthetical aside; other case; an id's spacing; an amount with its currency) and each paraphrase
 must find the same records / be accepted; a different value (the next day, another time, a digit
 or a word changed, another enum value, another amount) must not find the record / must be refused.
-Round 25's cases: check_room_availability with a date and a group size found nothing; an
+Round 23's cases: check_room_availability with a date and a group size found nothing; an
 emergency contact with "(brother)" added was refused.
 """
 
@@ -248,7 +248,7 @@ def test_an_action_accepts_any_form_of_its_values_and_refuses_another_value(name
 
 
 def test_a_look_up_argument_judges_only_the_records_that_hold_its_field():
-    """Round 25 (exam_prep): check_room_availability(date, people=4) found nothing — only the
+    """Round 23 (exam_prep): check_room_availability(date, people=4) found nothing — only the
     room request holds `people`, and it holds no `date`. The group size asks nothing of the
     listing; a wrong date still finds nothing."""
     world, tools = text_world("exam_prep", "planner", 1000)
@@ -259,7 +259,7 @@ def test_a_look_up_argument_judges_only_the_records_that_hold_its_field():
 
 
 def test_an_emergency_contact_with_an_aside_is_that_contact():
-    """Round 25 (conference_trip): "Arun Raman (brother), +44 7700 900482" was refused for
+    """Round 23 (conference_trip): "Arun Raman (brother), +44 7700 900482" was refused for
     "Arun Raman, +44 7700 900482"; another name or number is still refused."""
     s = load_scenario("conference_trip")
     task = next(t for t in s.tasks if t.id == "t04_travel_registration")
