@@ -112,3 +112,24 @@ def test_a_message_said_again_with_nothing_new_moves_no_trust(seed):
                 assert len(_trust_entries(world)) == reactions + 1, (name, persona)
             checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("scenario", shipped_names())
+def test_asking_again_redraws_no_answer_but_low_trust_is_decided_afresh(scenario):
+    """The same request again with nothing new gets the drawn answer already given (competing
+    work: asking until yes is no way to a yes), while a rule that draws nothing is decided anew:
+    a low-trust decline does not stick once trust is back."""
+    from noninterference import text_world
+
+    world, _ = text_world(scenario, "planner", 1000)
+    asking = [t for t in world.tasks if t.spec.action and world.policy.rule(t.spec) not in ("execute", "prepare", "suggest")]
+    if not asking:
+        pytest.skip("no task asks the planner first")
+    task, tool = asking[0], (asking[0].spec.action.tool,)
+    task.competed = True
+    drawn = {world._decide(task, tool, "x").verdict for _ in range(12)}
+    assert len(drawn) == 1
+    world.trust.value = 1.5
+    assert world._decide(task, tool, "x").rule == "low_trust"
+    world.trust.value = 4.5
+    assert world._decide(task, tool, "x").rule == "competing_work"

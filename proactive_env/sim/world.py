@@ -74,7 +74,7 @@ class TaskState:
     versions_read: dict[str, int] = field(default_factory=dict)  # of each record read for it, the version read
     welcomed: set[tuple] = field(default_factory=set)  # the aligned interventions the user has seen on it
     # (``seen_signature``): one shown again with nothing new is a repeat, not a new intervention
-    answered: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # (request seen, actions, rule) → (verdict, rule)
+    answered: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # (request seen, actions, rule) → its drawn answer
 
 
 @dataclass(slots=True)
@@ -525,13 +525,15 @@ class World:
         run = _asks_for_the_run(task, requested)  # the run is what is decided
         in_force = self.policy.rules[spec.work.category] if run else self.policy.rule(spec)
         asked = (self.seen_signature(task, Depth.SUGGEST, decided_tool(task, requested)), requested, in_force)
-        # the same request again, under the same rule with nothing new, gets the answer already
-        # given (no new draw): asking until yes is no way to a yes
-        verdict, rule = task.answered.get(asked) or decide(
+        verdict, rule = decide(
             task_tool=decided_tool(task, requested), requested=requested, rule=in_force,
             declines=self.persona in spec.declines,
             trust=before, competed=task.competed, sleep_work=task.sleep_work, rng=self.rng)
-        task.answered[asked] = verdict, rule
+        # the same request again, under the same rule with nothing new, gets the drawn answer
+        # already given: asking until yes is no way to a yes (the rules that draw no answer, low
+        # trust included, are decided afresh: trust regained elsewhere counts)
+        if rule in _DRAWN_RULES:
+            verdict, rule = task.answered.setdefault(asked, (verdict, rule))
         decision = Decision(spec.id, requested, verdict, rule, self.now, before, self.trust.value)
         self.decisions.append(decision)
         self._record("decision", **decision.to_dict())
@@ -882,6 +884,7 @@ _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not app
            "competing_work": "declined: it came while your work competed with theirs",
            "sleep_time_work": "declined: it came with work run in their sleep time"}
 _DECLINE_RULES = frozenset({"persona_declines", "low_trust", "competing_work", "sleep_time_work"})
+_DRAWN_RULES = frozenset({"competing_work", "sleep_time_work"})  # ``decide``'s rules that draw the answer
 
 
 def decided_tool(task: TaskState, requested: tuple[str, ...]) -> str | None:
