@@ -3,14 +3,27 @@
 #   .venv        the newest gymnasium 1.x (Ray's tests skip here: Ray pins an older gymnasium)
 #   .venv-rllib  ray[rllib] and the gymnasium it pins (the oldest we test), with minari: the whole
 #                suite again, RLlib, eval --ray, Minari and behaviour cloning included
+# The two suites run side by side (one process each: the machines we test on have two cores), each
+# line of their output prefixed with its venv; the script fails if either fails.
 # Arguments (e.g. a test file) run in .venv only; PROACTIVITY_SKIP_RLLIB=1 skips the second venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+suite() {  # suite VENV [pytest args]: that venv's gymnasium, then its run, each line prefixed
+  local venv=$1; shift
+  "$venv/bin/python" -c 'import gymnasium; print("gymnasium", gymnasium.__version__)'
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+}
 bash scripts/setup.sh test,minari
-.venv/bin/python -c 'import gymnasium; print("== .venv: gymnasium", gymnasium.__version__)'
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
-if [ $# -eq 0 ] && [ -z "${PROACTIVITY_SKIP_RLLIB:-}" ]; then
-  bash scripts/setup.sh test,rllib,minari .venv-rllib
-  .venv-rllib/bin/python -c 'import gymnasium, ray; print("== .venv-rllib: gymnasium", gymnasium.__version__, "ray", ray.__version__)'
-  .venv-rllib/bin/python -m pytest -q -p no:cacheprovider
+if [ $# -gt 0 ] || [ -n "${PROACTIVITY_SKIP_RLLIB:-}" ]; then
+  suite .venv "$@"
+  exit
 fi
+bash scripts/setup.sh test,rllib,minari .venv-rllib
+(suite .venv 2>&1 | sed -u 's/^/[.venv] /') &
+main=$!
+(suite .venv-rllib 2>&1 | sed -u 's/^/[.venv-rllib] /') &
+rllib=$!
+status=0
+wait "$main" || status=$?
+wait "$rllib" || status=$?
+exit "$status"
