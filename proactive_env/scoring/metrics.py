@@ -24,7 +24,8 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   the user (private work, a delegated silent action), or whose urgent side needs no user time and
   has a later chance, is no decision for that persona. A decision is won when both its tasks were active and
   now ∧ later. now: substantive work on the
-  urgent task inside [τ⁻, τ⁺) and no deferral of it before τ⁺. later: "later" is a decision about
+  urgent task by τ⁺ (inside [τ⁻, τ⁺), or before it once the task has come up: sooner is never
+  worse) and no deferral of it before τ⁺. later: "later" is a decision about
   a clash the agent could see — the competing task deferred to a feasible time at or after the
   clash's end (τ⁺, or the urgent run's reported finish on the shared resource; where the resource is
   consumed then — a quota short until it refills, ``Resource.consumed`` — what the urgent run took
@@ -496,17 +497,19 @@ class RunScorer:
         private work never competes; in a clash over a resource it runs on, only its run there
         does (``_work``, ``_scheduled``): telling the user about it does not."""
         for d, urgent in self._roles.get(task.spec.id, ()):
-            if d.spec.start <= t < d.spec.end:
-                if urgent:
-                    self._handled(d)
-                elif d.spec.id in self._through_user:
-                    d.reaches.append((t, t + 1))
+            if urgent and t < d.spec.end:  # served by the window's end: before it opened too
+                self._handled(d, inside=d.spec.start <= t)
+            elif not urgent and d.spec.start <= t < d.spec.end and d.spec.id in self._through_user:
+                d.reaches.append((t, t + 1))
 
-    def _handled(self, d: _Decision) -> None:
-        """The urgent task got substantive work inside the window: note whether the competing one
-        was open then (finished or not yet come up, nothing needed postponing)."""
+    def _handled(self, d: _Decision, inside: bool) -> None:
+        """The urgent task got substantive work by the window's end (work done before it opens —
+        a task brought forward, an early answer — serves it too: sooner is never worse); work
+        inside the window notes whether the competing one was open then (finished or not yet
+        come up, nothing needed postponing). Work before the window says nothing of that: the
+        competing task may still come up inside it and need putting after the clash."""
         d.now = True
-        if d.competing_open is None:
+        if inside and d.competing_open is None:
             c = self.tasks[d.spec.competing]
             d.competing_open = c.active and not c.closed and not self._finished(c)
 
@@ -617,8 +620,8 @@ class RunScorer:
             if e["t"] >= d.spec.end:
                 continue
             if urgent:
-                if d.spec.start <= start < d.spec.end:
-                    self._handled(d)
+                if start < d.spec.end:
+                    self._handled(d, inside=d.spec.start <= start)
             else:
                 # only a run on what the clash shares competes: private work (a note's unit on
                 # no compute) takes neither the user's time nor the resource
