@@ -35,8 +35,8 @@ class Args(CommonArgs):
 
     out: str = "runs/rllib"
     """output folder: policy/, best_policy/, checkpoint/, checkpoints/, agent.json, eval.csv, learning_curve.png, tb/"""
-    n_envs: int = 1
-    """envs per env runner (stepped as one vector in that process)"""
+    n_envs: int = 16
+    """envs per env runner (stepped as one vector in that process; 16, as MaskablePPO's recipe)"""
     vec_env: str = "dummy"
     """(not used here: RLlib steps an env runner's envs as one vector in its own process)"""
     reward_shaping: bool = False
@@ -45,20 +45,26 @@ class Args(CommonArgs):
     """env-runner actors sampling in parallel (0: sample in the driver process)"""
     ray_address: str = ""
     """a running Ray cluster (e.g. 'auto' or 'ray://head:10001'); empty: start a local Ray"""
-    train_batch_size: int = 4000
+    # MaskablePPO's recipe (train_maskable_ppo.py), carried over: a 2,048-step rollout (16 envs x
+    # 128), minibatches of 512, 5 epochs, the same learning rate, discount, GAE and entropy bonus
+    train_batch_size: int = 2048
     """env steps per training iteration"""
-    minibatch_size: int = 256
-    num_epochs: int = 10
+    minibatch_size: int = 512
+    num_epochs: int = 5
     learning_rate: float = 3e-4
     gamma: float = 0.995
     gae_lambda: float = 0.95
     ent_coef: float = 0.005
     policy: str = "slots"
     """slots: the slot network (baselines/slot_policy.py, SlotPPOTorchRLModule); mlp: PPO's default module (--net-arch)"""
-    d_model: int = 64
-    """slot policy: width of the slot embeddings"""
-    n_layers: int = 2
+    d_model: int = 32
+    """slot policy: width of the slot embeddings (MaskablePPO's recipe: 32, one layer)"""
+    n_layers: int = 1
     """slot policy: self-attention layers across slots"""
+    ff_dim: int = 64
+    """slot policy: hidden width of each attention layer's feed-forward block"""
+    head_hidden: int = 32
+    """slot policy: hidden width of the verb, NOOP and value heads"""
     net_arch: str = "256,256"
     """mlp policy: hidden layer sizes"""
 
@@ -75,7 +81,8 @@ def build_config(args: Args):
 
     if args.policy == "slots":
         module = RLModuleSpec(module_class=SlotPPOTorchRLModule,
-                              model_config=SlotPolicyConfig(d_model=args.d_model, n_layers=args.n_layers).policy_kwargs())
+                              model_config=SlotPolicyConfig(d_model=args.d_model, n_layers=args.n_layers, ff_dim=args.ff_dim,
+                                                           head_hidden=args.head_hidden).policy_kwargs())
     elif args.policy == "mlp":
         module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
                               model_config={"fcnet_hiddens": net_arch(args.net_arch), "fcnet_activation": "tanh"})

@@ -58,14 +58,14 @@ SELECTION_SCENARIOS = ",".join(NINE_WITHOUT_MONITOR.split(",")[2::3])
 STRUCTURED_ADVERSARIES = ("defer-everything", "allocate-everything", "persona-blind", "ask-on-everything", "prepare-only")
 RUNS: dict[str, TrainingRun] = {
     "rllib-monitor": TrainingRun(
-        "RLlib PPO with the slot module on Monitor, 20k steps",
-        (("proactivity-gym train --algo rllib-ppo --env Proactivity-Monitor-v0 --timesteps 20000 "
-          "--train-batch-size 2000 --eval-freq 4000 --eval-episodes 2 --out runs/rllib-monitor",
+        "RLlib PPO with the slot module on Monitor, MaskablePPO's recipe, 300k steps",
+        (("proactivity-gym train --algo rllib-ppo --env Proactivity-Monitor-v0 --timesteps 300000 "
+          "--eval-freq 50000 --eval-episodes 5 --out runs/rllib-monitor",
           "runs/rllib-monitor/policy"),
          ("proactivity-gym eval --agents rllib:runs/rllib-monitor/policy,policy-follower,oracle --scenarios monitor "
-          "--seed 1000 --seeds 5 --out runs/rllib-monitor/eval-unseen", "runs/rllib-monitor/eval-unseen/results.json")),
+          "--seed 1000 --seeds 10 --out runs/rllib-monitor/eval-unseen", "runs/rllib-monitor/eval-unseen/results.json")),
         "runs/rllib-monitor/eval-unseen", ("runs/rllib-monitor",),
-        {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (20k steps)", "policy-follower": "policy-follower",
+        {"rllib:runs/rllib-monitor/policy": "RLlib PPO, slot module (300k steps)", "policy-follower": "policy-follower",
          "oracle": "oracle"}),
     "maskable-ppo-monitor": TrainingRun(
         "MaskablePPO on Monitor, slot policy and mlp, 300k steps",
