@@ -22,7 +22,8 @@ from proactive_env.evaluate import play  # noqa: E402
 from proactive_env.spec import PERSONAS  # noqa: E402
 from proactive_env.wrappers import MaskedDictObservation  # noqa: E402
 
-SMALL = ["--train-batch-size", "200", "--minibatch-size", "100", "--num-epochs", "2", "--timesteps", "400",
+# one env (with the default 16 a 200-step batch comes out as 16 × 13 = 208 steps)
+SMALL = ["--n-envs", "1", "--train-batch-size", "200", "--minibatch-size", "100", "--num-epochs", "2", "--timesteps", "400",
          "--eval-freq", "200", "--eval-episodes", "1", "--checkpoint-freq", "400", "--no-progress-bar"]
 
 
