@@ -5,13 +5,13 @@ Each check yields ``(path, expectation)``; the loader reports the first with the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
+import datetime
 import json
+from collections.abc import Iterator
 
 from .derive import action_sources, fill, fill_fields, names_hold, placeholders
 from .expand import resource_use, user_busy
-from .meaning import leaves, mentions
+from .meaning import in_words, leaves, mentions, when
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
 
@@ -29,7 +29,7 @@ def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
               _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
               _policy_changes_state_their_rules,
-              _distractors_alone, _declared_arguments, _reference_values_on_record,
+              _distractors_alone, _declared_arguments, _reference_values_on_record, _argument_windows,
               _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
 
@@ -693,6 +693,68 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
             if not _said(said, leaf):
                 yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
                               f"no record, event or enum of the tool's schema says {leaf!r}")
+
+
+def _argument_windows(s: Scenario) -> Iterator[Problem]:
+    """Every window of times an action takes (``Action.windows``) is one the records give: it is
+    on a compared string argument; its ends and the reference are each one point in time, all
+    with a day or none; the reference lies inside it; one record or event the agent can see
+    before the task's deadline states both ends (their days and times, ``in_words``); and where
+    the argument says when the action begins (``Tool.starts``), every time in it is judged by TA
+    as the reference is — on the same side of each of its task's clashes (before, inside, after)."""
+    tools = {t.name: t for t in s.tools}
+    for i, task in enumerate(s.tasks):
+        if task.action is None or task.action.tool not in tools:
+            continue
+        tool = tools[task.action.tool]
+        for key, window in task.action.windows.items():
+            path = f"tasks[{i}].action.windows.{key}"
+            reference = task.action.args.get(key)
+            if key in task.action.free_text or not isinstance(reference, str) or key not in tool.params:
+                yield path, "a window on a compared string argument of the action (its key in args, not free text)"
+                continue
+            stated = [when(v) for v in (window.earliest, reference, window.latest)]
+            if any(w is None or w.minutes is None or w.minutes[0] != w.minutes[1] for w in stated) or len(
+                    {w.month is None for w in stated}) > 1:
+                yield path, ("ends that are, like the reference, each one point in time, all with a day "
+                             f"(2026-04-16T01:30) or none (01:30); got {window.earliest!r}, {reference!r}, {window.latest!r}")
+                continue
+            lo, at, hi = (_minute_of(s, w) for w in stated)
+            if not lo <= at <= hi:
+                yield path, f"a window holding the reference {reference!r}; got {window.earliest!r} to {window.latest!r}"
+            seen = visible_by(s, task.deadline, task.id)
+            unsaid = [w for end in (window.earliest, window.latest) for w in _stated_words(end) if not mentions(seen, w)]
+            if unsaid:
+                yield path, (f"ends the records or events state before the deadline ({format_at(task.deadline)}): "
+                             f"none says {unsaid}")
+            if key in tool.starts and stated[0].month is not None:
+                sides = {tuple(_side(d, m) for d in s.ta_decisions if task.id in (d.urgent, d.competing))
+                         for m in (lo, at, hi)}
+                if len(sides) > 1:
+                    yield path, "a window TA judges alike throughout: on one side of each of its task's TA windows"
+
+
+def _stated_words(value: str) -> list[str]:
+    """The words a text says a point in time in, its day and its time apart ("2026-04-16T02:00"
+    → ["16 apr", "02:00"]): a record may give the day once for a span of times."""
+    stated = when(value)
+    words = in_words(f"{stated.day} {_MONTHS[stated.month - 1]}") if stated.month is not None else None
+    return [w for w in (words, in_words(f"{stated.minutes[0] // 60:02d}:{stated.minutes[0] % 60:02d}")) if w]
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _minute_of(s: Scenario, stated) -> int:
+    """A point in time as a scenario minute (a time of day: its minute of the day)."""
+    day = 0 if stated.month is None else (
+        datetime.date(stated.year or s.start_date.year, stated.month, stated.day) - s.start_date).days
+    return day * MINUTES_PER_DAY + stated.minutes[0]
+
+
+def _side(d, minute: int) -> int:
+    """Where a start lies against a TA window: before it (-1), inside it (0), at or after its end (1)."""
+    return -1 if minute < d.start else 0 if minute < d.end else 1
 
 
 def compared_values(s: Scenario, task: Task, path: str = "") -> Iterator[tuple[str, object]]:
