@@ -245,3 +245,17 @@ def test_the_validator_refuses_a_window_on_a_free_text_or_missing_argument():
     _ablation(data)["action"]["windows"]["job_name"] = {"earliest": "01:30", "latest": "02:00"}
     with pytest.raises(ScenarioError, match=r"windows\.job_name: a window on a compared string argument"):
         parse_scenario(data)
+
+
+def test_a_window_takes_one_time_inside_on_the_right_day_in_any_usual_form():
+    from proactive_env.spec.meaning import Window, same_value
+
+    night = Window("2026-04-16T01:30", "2026-04-16T01:30", "2026-04-16T02:00")
+    for given in ("2026-04-16T01:45", "16 Apr 01:45", "Thu 16 April 1:45am", "2026-04-16 02:00"):
+        assert same_value(night, given), given
+    for given in ("01:45", "2026-04-15T01:45", "Wed 16 Apr 01:45", "2026-04-16T01:30-02:00", "2027-04-16T01:45",
+                  "2026-04-16T02:01", 90, None):
+        assert not same_value(night, given), given
+    evening = Window("20:00", "20:00", "21:00")  # a time of day: with a date argument beside it
+    assert all(same_value(evening, g) for g in ("20:00", "8:30pm", "21:00"))
+    assert not any(same_value(evening, g) for g in ("19:59", "21:01", "20:00-21:00"))

@@ -696,53 +696,58 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
 
 
 def _argument_windows(s: Scenario) -> Iterator[Problem]:
-    """Every window of times an action takes (``Action.windows``) is one the records give: it is
-    on a compared string argument; its ends and the reference are each one point in time, all
-    with a day or none; the reference lies inside it; one record or event the agent can see
-    before the task's deadline states both ends (their days and times, ``in_words``); and where
-    the argument says when the action begins (``Tool.starts``), every time in it is judged by TA
-    as the reference is — on the same side of each of its task's clashes (before, inside, after)."""
+    """Every window of times an action takes (``Action.windows``) is one the records give: on a
+    compared string argument; its ends and the reference each one point in time, all with a day
+    or none; the reference inside it; each end's day and time stated by the records or events
+    the agent can see before the task's deadline; and, on an argument that says when the action
+    begins (``Tool.starts``), judged by TA alike throughout — every start in it on the same side
+    (before, inside, after) of each TA window of its task as the reference start."""
     tools = {t.name: t for t in s.tools}
     for i, task in enumerate(s.tasks):
-        if task.action is None or task.action.tool not in tools:
-            continue
-        tool = tools[task.action.tool]
-        for key, window in task.action.windows.items():
-            path = f"tasks[{i}].action.windows.{key}"
-            reference = task.action.args.get(key)
-            if key in task.action.free_text or not isinstance(reference, str) or key not in tool.params:
-                yield path, "a window on a compared string argument of the action (its key in args, not free text)"
-                continue
-            stated = [when(v) for v in (window.earliest, reference, window.latest)]
-            if any(w is None or w.minutes is None or w.minutes[0] != w.minutes[1] for w in stated) or len(
-                    {w.month is None for w in stated}) > 1:
-                yield path, ("ends that are, like the reference, each one point in time, all with a day "
-                             f"(2026-04-16T01:30) or none (01:30); got {window.earliest!r}, {reference!r}, {window.latest!r}")
-                continue
-            lo, at, hi = (_minute_of(s, w) for w in stated)
-            if not lo <= at <= hi:
-                yield path, f"a window holding the reference {reference!r}; got {window.earliest!r} to {window.latest!r}"
-            seen = visible_by(s, task.deadline, task.id)
-            unsaid = [w for end in (window.earliest, window.latest) for w in _stated_words(end) if not mentions(seen, w)]
-            if unsaid:
-                yield path, (f"ends the records or events state before the deadline ({format_at(task.deadline)}): "
-                             f"none says {unsaid}")
-            if key in tool.starts and stated[0].month is not None:
-                sides = {tuple(_side(d, m) for d in s.ta_decisions if task.id in (d.urgent, d.competing))
-                         for m in (lo, at, hi)}
-                if len(sides) > 1:
-                    yield path, "a window TA judges alike throughout: on one side of each of its task's TA windows"
+        if task.action is not None and task.action.tool in tools:
+            for key, window in task.action.windows.items():
+                problem = _window_problem(s, task, tools[task.action.tool], key, window)
+                if problem:
+                    yield f"tasks[{i}].action.windows.{key}", problem
 
 
-def _stated_words(value: str) -> list[str]:
-    """The words a text says a point in time in, its day and its time apart ("2026-04-16T02:00"
+def _window_problem(s: Scenario, task: Task, tool, key: str, window) -> str | None:
+    """What is wrong with one window of an action's argument (None: nothing)."""
+    reference = task.action.args.get(key)
+    if key in task.action.free_text or not isinstance(reference, str) or key not in tool.params:
+        return "a window on a compared string argument of the action (its key in args, not free text)"
+    values = (window.earliest, reference, window.latest)
+    stated = [when(v) for v in values]
+    if any(w is None or w.minutes is None or w.minutes[0] != w.minutes[1] for w in stated) or len(
+            {w.month is None for w in stated}) > 1:
+        return ("ends that are, like the reference, each one point in time, all with a day (2026-04-16T01:30) "
+                f"or none (01:30); got {values[0]!r}, {reference!r}, {values[2]!r}")
+    lo, at, hi = (_minute_of(s, w) for w in stated)
+    if not lo <= at <= hi:
+        return f"a window holding the reference {reference!r}; got {values[0]!r} to {values[2]!r}"
+    seen = visible_by(s, task.deadline, task.id)
+    unsaid = [w for end in (values[0], values[2]) for w in _day_and_time(end) if not mentions(seen, w)]
+    if unsaid:
+        return f"ends the records or events state before the deadline ({format_at(task.deadline)}): none says {unsaid}"
+    starts = [_start_minute(s, task, tool, key, v) for v in values] if key in tool.starts else []
+    if None not in starts and len({tuple(_side(d, m) for d in s.ta_decisions if task.id in (d.urgent, d.competing))
+                                   for m in starts}) > 1:
+        return "a window TA judges alike throughout: on one side of each of its task's TA windows"
+    return None
+
+
+def _day_and_time(value: str) -> list[str]:
+    """A point in time in the words a record says it, its day and its time apart ("2026-04-16T02:00"
     → ["16 apr", "02:00"]): a record may give the day once for a span of times."""
-    stated = when(value)
-    words = in_words(f"{stated.day} {_MONTHS[stated.month - 1]}") if stated.month is not None else None
-    return [w for w in (words, in_words(f"{stated.minutes[0] // 60:02d}:{stated.minutes[0] % 60:02d}")) if w]
+    words = in_words(value).split(" ")
+    return [" ".join(words[:-1]), words[-1]] if len(words) > 1 else words
 
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+def _start_minute(s: Scenario, task: Task, tool, key: str, value: str) -> int | None:
+    """When the action begins with ``value`` for ``key``, as the scorer reads its start
+    (``Tool.starts`` joined: a date-time, or a date and a time); None where it names no day."""
+    stated = when("T".join(str(value if n == key else task.action.args.get(n, "")) for n in tool.starts))
+    return None if stated is None or stated.month is None or stated.minutes is None else _minute_of(s, stated)
 
 
 def _minute_of(s: Scenario, stated) -> int:
