@@ -1032,7 +1032,7 @@ class TextTools:
         action = task.spec.action
         if action is None:
             return None
-        return (args_problem(action.args, args, action.free_text, self.world.tools[action.tool].params, self.names)
+        return (args_problem(action.compared, args, action.free_text, self.world.tools[action.tool].params, self.names)
                 or names_problem(self.world.scenario, task.spec, args))
 
     def _file_action(self, task: TaskState, named: Matter | None, text: str) -> None:
@@ -1326,7 +1326,7 @@ def _fits(task: TaskState, item: dict, names: frozenset[str] = frozenset()) -> b
     given = item.get("args") or {}
     compared = [k for k in action.args if k not in action.free_text]
     if given and compared:
-        missing, wrong = _off(action.args, given, action.free_text, names=names)
+        missing, wrong = _off(action.compared, given, action.free_text, names=names)
         return not wrong and 2 * len([k for k in missing if k in compared]) < len(compared)
     return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
 
@@ -1342,7 +1342,7 @@ def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()
     agree = differ = 0
     for key, value in args.items():
         if key in action.args and key not in action.free_text:
-            a, d = _agreement(action.args[key], value, names)
+            a, d = _agreement(action.compared[key], value, names)
             agree, differ = agree + a, differ + d
     return differ > agree
 
@@ -1365,7 +1365,7 @@ def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) 
     action = task.spec.action
     if action is None:  # a request for the task's run: nothing to match
         return 0
-    missing, wrong = _off(action.args, args or {}, action.free_text, names=names)
+    missing, wrong = _off(action.compared, args or {}, action.free_text, names=names)
     return len(missing) or len(wrong)
 
 

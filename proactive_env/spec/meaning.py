@@ -145,6 +145,8 @@ def same_value(expected: Any, given: Any, names: frozenset[str] = frozenset(), w
     are compared as such in any usual form (``when``), a value with an aside that states nothing
     else ("Arun Raman (brother), +44 …") is the value (``_forms``). ``within`` a look-up, the
     given value may be the broader one: a day finds the record's time on that day."""
+    if isinstance(expected, Window):
+        return expected.holds(given)
     if isinstance(expected, bool) or isinstance(given, bool):
         return expected == given
     if isinstance(expected, (int, float)):
@@ -393,6 +395,43 @@ def when(value: str) -> When | None:
         return None
     span = (times[0], times[-1]) if times else None
     return When(year, month, day, weekday, span)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A reference time the user takes anywhere in a span the records give (``Action.windows``):
+    the reference value ``at``, and the ``earliest`` and ``latest`` values, ends included. Each is
+    a date and time or a time of day, all alike; a given value is right where it states one point
+    in time inside the span, and the day too where the reference states it (``same_when``: what
+    the reference states the given value must state; its year the run's calendar says)."""
+
+    at: str
+    earliest: str
+    latest: str
+
+    def holds(self, given: Any) -> bool:
+        """Does ``given`` state a point in time inside the window (its ends included)?"""
+        said = when(given) if isinstance(given, str) else None
+        if said is None or said.minutes is None or said.minutes[0] != said.minutes[1]:
+            return False  # no time, or a span: not one start
+        lo, hi = when(self.earliest), when(self.latest)
+        if lo.month is None:  # a time of day: any day the given value states is the reference's
+            return lo.minutes[0] <= said.minutes[0] <= hi.minutes[0]
+        year = lo.year or said.year or 2000  # (a window across New Year names its years)
+        point = _moment(said, year)
+        return point is not None and _moment(lo, year) <= point <= _moment(hi, hi.year or year)
+
+
+def _moment(stated: When, year: int) -> datetime.datetime | None:
+    """The date and time ``stated`` holds, in ``year`` where it states none; None where it states
+    no day, or a weekday against its date, or another year."""
+    if stated.month is None or stated.minutes is None or stated.year not in (None, year) or not _valid(
+            year, stated.month, stated.day):
+        return None
+    day = datetime.date(year, stated.month, stated.day)
+    if stated.weekday is not None and day.weekday() != stated.weekday:
+        return None
+    return datetime.datetime.combine(day, datetime.time()) + datetime.timedelta(minutes=stated.minutes[0])
 
 
 def states_value(text: str, value: Any) -> bool:

@@ -10,12 +10,14 @@ Cross-references are checked in ``validate.py``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import zoneinfo
 from enum import IntEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from .meaning import Window
 from .timeline import parse_at, parse_daily
 
 PERSONAS = ("reviewer", "planner", "operator")
@@ -287,11 +289,30 @@ class Constraints(Spec):
     must_not_include: list[ForbiddenClaim] = Field(default_factory=list)
 
 
+class ArgWindow(Spec):
+    """The span of times the user takes for a time argument of an action, ends included: each a
+    date and time ("2026-04-16T02:00") or a time of day ("20:30"), as the reference value is."""
+
+    earliest: str
+    latest: str
+
+
 class Action(Spec):
     tool: Identifier
     args: dict[str, Any] = Field(default_factory=dict)
     free_text: list[str] = Field(default_factory=list, description="Arguments that are free text: never required "
                                                                    "to match (the judge reads them).")
+    windows: dict[Identifier, ArgWindow] = Field(default_factory=dict, description=(
+        "Time arguments (top-level keys of args) the user takes anywhere in a span: any time inside "
+        "it, on the right day, is right, and none outside; the args keep the reference value, the "
+        "one the oracle gives. A record visible before the deadline states the span's ends "
+        "(spec/validate.py). Without a window a time is compared as the reference states it."))
+
+    @functools.cached_property
+    def compared(self) -> dict[str, Any]:
+        """The arguments as given values are compared with: each windowed one as its ``Window``."""
+        return {k: Window(v, self.windows[k].earliest, self.windows[k].latest) if k in self.windows else v
+                for k, v in self.args.items()}
 
 
 class Task(Spec):

@@ -5,13 +5,13 @@ Each check yields ``(path, expectation)``; the loader reports the first with the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
+import datetime
 import json
+from collections.abc import Iterator
 
 from .derive import action_sources, fill, fill_fields, names_hold, placeholders
 from .expand import resource_use, user_busy
-from .meaning import leaves, mentions
+from .meaning import in_words, leaves, mentions, when
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
 
@@ -29,7 +29,7 @@ def semantic_errors(s: Scenario) -> list[Problem]:
     checks = (_unique_ids, _times, _categories, _references, _tasks, _reachability, _ta_decisions,
               _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
               _policy_changes_state_their_rules,
-              _distractors_alone, _declared_arguments, _reference_values_on_record,
+              _distractors_alone, _declared_arguments, _reference_values_on_record, _argument_windows,
               _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
 
@@ -693,6 +693,73 @@ def _reference_values_on_record(s: Scenario) -> Iterator[Problem]:
             if not _said(said, leaf):
                 yield where, (f"a value the agent can read before the deadline ({format_at(task.deadline)}): "
                               f"no record, event or enum of the tool's schema says {leaf!r}")
+
+
+def _argument_windows(s: Scenario) -> Iterator[Problem]:
+    """Every window of times an action takes (``Action.windows``) is one the records give: on a
+    compared string argument; its ends and the reference each one point in time, all with a day
+    or none; the reference inside it; each end's day and time stated by the records or events
+    the agent can see before the task's deadline; and, on an argument that says when the action
+    begins (``Tool.starts``), judged by TA alike throughout — every start in it on the same side
+    (before, inside, after) of each TA window of its task as the reference start."""
+    tools = {t.name: t for t in s.tools}
+    for i, task in enumerate(s.tasks):
+        if task.action is not None and task.action.tool in tools:
+            for key, window in task.action.windows.items():
+                problem = _window_problem(s, task, tools[task.action.tool], key, window)
+                if problem:
+                    yield f"tasks[{i}].action.windows.{key}", problem
+
+
+def _window_problem(s: Scenario, task: Task, tool, key: str, window) -> str | None:
+    """What is wrong with one window of an action's argument (None: nothing)."""
+    reference = task.action.args.get(key)
+    if key in task.action.free_text or not isinstance(reference, str) or key not in tool.params:
+        return "a window on a compared string argument of the action (its key in args, not free text)"
+    values = (window.earliest, reference, window.latest)
+    stated = [when(v) for v in values]
+    if any(w is None or w.minutes is None or w.minutes[0] != w.minutes[1] for w in stated) or len(
+            {w.month is None for w in stated}) > 1:
+        return ("ends that are, like the reference, each one point in time, all with a day (2026-04-16T01:30) "
+                f"or none (01:30); got {values[0]!r}, {reference!r}, {values[2]!r}")
+    lo, at, hi = (_minute_of(s, w) for w in stated)
+    if not lo <= at <= hi:
+        return f"a window holding the reference {reference!r}; got {values[0]!r} to {values[2]!r}"
+    seen = visible_by(s, task.deadline, task.id)
+    unsaid = [w for end in (values[0], values[2]) for w in _day_and_time(end) if not mentions(seen, w)]
+    if unsaid:
+        return f"ends the records or events state before the deadline ({format_at(task.deadline)}): none says {unsaid}"
+    starts = [_start_minute(s, task, tool, key, v) for v in values] if key in tool.starts else []
+    if None not in starts and len({tuple(_side(d, m) for d in s.ta_decisions if task.id in (d.urgent, d.competing))
+                                   for m in starts}) > 1:
+        return "a window TA judges alike throughout: on one side of each of its task's TA windows"
+    return None
+
+
+def _day_and_time(value: str) -> list[str]:
+    """A point in time in the words a record says it, its day and its time apart ("2026-04-16T02:00"
+    → ["16 apr", "02:00"]): a record may give the day once for a span of times."""
+    words = in_words(value).split(" ")
+    return [" ".join(words[:-1]), words[-1]] if len(words) > 1 else words
+
+
+def _start_minute(s: Scenario, task: Task, tool, key: str, value: str) -> int | None:
+    """When the action begins with ``value`` for ``key``, as the scorer reads its start
+    (``Tool.starts`` joined: a date-time, or a date and a time); None where it names no day."""
+    stated = when("T".join(str(value if n == key else task.action.args.get(n, "")) for n in tool.starts))
+    return None if stated is None or stated.month is None or stated.minutes is None else _minute_of(s, stated)
+
+
+def _minute_of(s: Scenario, stated) -> int:
+    """A point in time as a scenario minute (a time of day: its minute of the day)."""
+    day = 0 if stated.month is None else (
+        datetime.date(stated.year or s.start_date.year, stated.month, stated.day) - s.start_date).days
+    return day * MINUTES_PER_DAY + stated.minutes[0]
+
+
+def _side(d, minute: int) -> int:
+    """Where a start lies against a TA window: before it (-1), inside it (0), at or after its end (1)."""
+    return -1 if minute < d.start else 0 if minute < d.end else 1
 
 
 def compared_values(s: Scenario, task: Task, path: str = "") -> Iterator[tuple[str, object]]:
