@@ -50,9 +50,10 @@ def compared_keys(world, task: TaskState) -> list[str]:
 
 class ProbeThenCorrect(TextOracleAgent):
     """The text oracle, each of its executes preceded by one probe per compared argument (that
-    argument changed), sent the ways ``named`` lists. ``probes`` keeps, for the tests, each probe's
-    task, changed key, whether it named the matter, the first line of its reply and the task the
-    world recorded it against (None: nothing was attempted)."""
+    argument changed), sent the ways ``named`` lists (every unnamed probe first). ``probes`` keeps,
+    for the tests, each probe's task, changed key, whether it named the matter, the minute it was
+    made, the first line of its reply and the task the world recorded it against (None: nothing
+    was attempted)."""
 
     def __init__(self, name: str = "probe-then-correct", named: tuple[bool, ...] = (False, True)):
         self.name, self.named = name, named
@@ -86,8 +87,8 @@ class ProbeThenCorrect(TextOracleAgent):
         own = {k: v for k, v in call["arguments"].items() if k != "about"}
         probes = [{"tool": action.tool, "arguments": {**own, key: other_value(own[key]),
                                                        **({"about": task.spec.id} if named else {})},
-                   "probe": {"task": task.spec.id, "key": key, "named": named}}
-                  for key in compared_keys(self.world, task) if key in own for named in self.named]
+                   "probe": {"task": task.spec.id, "key": key, "named": named, "at": self.world.now}}
+                  for named in self.named for key in compared_keys(self.world, task) if key in own]
         return [*probes, call]
 
 

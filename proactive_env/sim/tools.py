@@ -1069,11 +1069,9 @@ class TextTools:
             raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
                             f"be carried out once it has come up)")
         problem = self.args_problem(task, call_args)
-        shown = self.world.matter_of(task)
-        where = f" ({name}{self._action_linked(task, about, refusal=True)})" if shown or self._chosen(task, about) else ""
         if problem and not self._takes(task, call_args, about):  # not that task's action: nothing is attempted
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason=problem)
-            raise ToolError(f"{name}: refused — {problem}{where}")
+            raise ToolError(self._not_tried(name))
         self._file_action(task, self.matter(about), words)
         where = f" ({name}{self._action_linked(task, about, refusal=True)})"
         reason = w.execute(task, call_args, problem)
@@ -1083,6 +1081,19 @@ class TextTools:
         if reason is not None:  # on its arguments: the keys, never a value the matter expects
             raise ToolError(f"{name}: refused — {reason}{where}")
         return f"Done: {name}{self._action_linked(task, about)}."
+
+    def _not_tried(self, tool: str) -> str:
+        """Why an execute that reached an open task by its action alone, on arguments not its own,
+        is refused before anything is tried. It says nothing of the arguments — the same whatever
+        is off, and whatever is to come: which are off is said only to a try, which counts (a
+        search over hidden values by free refusals is no way to find them) — and names the open
+        matters whose action it is, where a try can be made."""
+        w = self.world
+        mine = {m.id for t in self.open_tasks() if t.spec.action and t.spec.action.tool == tool and not t.executed
+                for m in [w.matter_of(t)] if m is not None}
+        ids = ", ".join(m for m in w.matters if m in mine)
+        return (f"{tool}: refused — not tried: not the arguments of an open matter's {tool}{f' ({ids})' if ids else ''}; "
+                f"name the matter in 'about' to try it there (a try says which arguments are off; a failed one counts)")
 
     def _chosen(self, task: TaskState, about: Any) -> bool:
         """Did ``about`` choose the task (the named matter concerns it)?"""
