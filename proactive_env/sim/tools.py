@@ -1104,7 +1104,8 @@ class TextTools:
         """Is a call for the task's action the task's? Where ``about`` chose it, yes (its arguments
         are then judged as they are: a request partly off is still its request); where the action
         alone led to it, only on the task's own arguments (``args_problem``; none given: it may
-        be) — else it is for another thing, and waits (a request) or is refused (an execute)."""
+        be) — else it is for another thing, and waits (a request) or is refused before anything is
+        tried, saying nothing of its arguments (an execute: ``_not_tried``)."""
         return self._chosen(task, about) or not args or self.args_problem(task, args) is None
 
     def _over_here(self, tool: str, args: dict, about: Any) -> str:
