@@ -1089,8 +1089,8 @@ class TextTools:
         search over hidden values by free refusals is no way to find them) — and names the open
         matters whose action it is, where a try can be made."""
         w = self.world
-        mine = {m.id for t in self.open_tasks() if t.spec.action and t.spec.action.tool == tool and not t.executed
-                for m in [w.matter_of(t)] if m is not None}
+        acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool == tool and not t.executed]
+        mine = {w.matter_of(t).id for t in acting if w.matter_of(t) is not None}
         ids = ", ".join(m for m in w.matters if m in mine)
         return (f"{tool}: refused — not tried: not the arguments of an open matter's {tool}{f' ({ids})' if ids else ''}; "
                 f"name the matter in 'about' to try it there (a try says which arguments are off; a failed one counts)")
