@@ -6,6 +6,7 @@ from .base import Agent, action_index
 from .oracle import OracleAgent, TextOracleAgent
 from .scripted import AlwaysExecuteAgent, AlwaysSuggestAgent, NoopAgent, PolicyFollowerAgent, RandomAgent
 from .text_scripted import TEXT_BASELINES, TextScriptedAgent
+from .probe_adversaries import PROBE_ADVERSARIES
 from .repetition_adversaries import REPETITION_ADVERSARIES
 from .timing_adversaries import TIMING_ADVERSARIES
 
@@ -60,8 +61,10 @@ def make_agent(spec: str, trust_model_files: bool = False, **llm_options) -> Age
         return TIMING_ADVERSARIES[spec]()
     if spec in REPETITION_ADVERSARIES:
         return REPETITION_ADVERSARIES[spec]()
+    if spec in PROBE_ADVERSARIES:
+        return PROBE_ADVERSARIES[spec]()
     if spec not in SCRIPTED:
-        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED | ADVERSARIES | TIMING_ADVERSARIES | REPETITION_ADVERSARIES)}, "
+        raise ValueError(f"unknown agent {spec!r}; expected one of {sorted(SCRIPTED | TEXT_SCRIPTED | ADVERSARIES | TIMING_ADVERSARIES | REPETITION_ADVERSARIES | PROBE_ADVERSARIES)}, "
                          "sb3:PATH, rllib:PATH, bc:PATH or openai:MODEL")
     return SCRIPTED[spec]()
 
@@ -77,5 +80,5 @@ def _llm_agent(model: str, options: dict) -> Agent:
         raise ValueError(f"openai:{model}: {exc}") from None
 
 
-__all__ = ["ADVERSARIES", "REPETITION_ADVERSARIES", "TIMING_ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
+__all__ = ["ADVERSARIES", "PROBE_ADVERSARIES", "REPETITION_ADVERSARIES", "TIMING_ADVERSARIES", "SCRIPTED", "TEXT_SCRIPTED", "TextOracleAgent", "Agent", "AlwaysExecuteAgent", "AlwaysSuggestAgent", "NoopAgent", "OracleAgent",
            "PolicyFollowerAgent", "RandomAgent", "TextScriptedAgent", "action_index", "make_agent"]

@@ -8,7 +8,7 @@ in what they exploit)."""
 import pytest
 from runs import CASES, component_mean, mean, runs, suite_mean
 
-from proactive_env.baselines import ADVERSARIES, SCRIPTED, adversaries, repetition_adversaries
+from proactive_env.baselines import ADVERSARIES, SCRIPTED, adversaries, probe_adversaries, repetition_adversaries
 from proactive_env.spec import PERSONAS, load_scenario
 
 ONE_SEED = (0,)
@@ -155,3 +155,51 @@ def test_repeating_what_the_user_welcomed_earns_nothing(base):
                 if any(b > a + 1e-9 for a, b in zip(values, values[1:])):
                     rising.append((s, p, seed, metric, [round(v, 4) for v in values]))
     assert not rising, rising
+
+
+# ---------------------------------------------------------------------- probing (issue #20)
+PROBE_SEEDS = (0, 1000, 1001)
+
+
+def _probed(agent: str, scenario: str, persona: str, seed: int) -> tuple[dict, list[dict]]:
+    """One run of a probing adversary: its scores and its probes."""
+    from proactive_env.baselines import make_agent
+    from proactive_env.evaluate import play
+
+    player = make_agent(agent)
+    return play(player, scenario, persona, seed)["scores"], player.probes
+
+
+def test_probing_an_action_with_wrong_arguments_buys_nothing_and_learns_nothing_for_free():
+    """``probe-then-correct`` (and its members sending the probes only without ``about``, or only
+    with it): before each of the text oracle's executes, the same call once per compared argument
+    with that argument changed, then the oracle's own. Over every pair and seeds 0, 1000, 1001:
+    (1) it scores no better than the text oracle (J, TC, TA, TR-D, TR-J); (2) a probe the world
+    recorded against no task (nothing attempted: the call reached the task by its action alone)
+    is refused saying nothing of its arguments — the same reply, at one moment, whichever
+    argument was off; (3) a probe recorded against its task is a try, refused naming the
+    argument that is off (the feedback a try pays for). Before, (2) failed on every pair with
+    an action of two compared arguments or more: the unnamed probes read "arguments that do not
+    match the matter: slot_code", "...: items", one per key, each found at no cost."""
+    better, said, tries = [], [], 0
+    for s, p in CASES:
+        for seed in PROBE_SEEDS:
+            oracle = runs("text-oracle", s, p, (seed,))[0]["scores"]
+            for agent in probe_adversaries.PROBE_ADVERSARIES:
+                scores, probes = _probed(agent, s, p, seed)
+                for metric in ("J", "TC", "TA", "TR_D", "TR_J"):
+                    if scores[metric] > oracle[metric] + 1e-9:
+                        better.append((agent, s, p, seed, metric, scores[metric], oracle[metric]))
+                free: dict[tuple, set[str]] = {}
+                for probe in probes:
+                    where = (agent, s, p, seed, probe["task"], probe["named"], probe["at"])
+                    assert probe["reply"].startswith("Error:"), (where, probe)  # a changed argument never passes
+                    if probe["against"] is None:
+                        free.setdefault(where, set()).add(probe["reply"])
+                    elif probe["against"] == probe["task"]:
+                        tries += 1
+                        assert probe["key"] in probe["reply"], (where, probe)
+                said += [(where, sorted(replies)) for where, replies in free.items() if len(replies) > 1]
+    assert tries > 0
+    assert not better, better[:5]
+    assert not said, said[:3]

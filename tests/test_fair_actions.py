@@ -12,18 +12,19 @@ three tasks that hang on it cut off, trust 4.77 → 2.91.
 The rules now (DESIGN §4): an execute, and an approval request naming an action, goes to the open
 task whose action it is — ``about`` chooses only among those (several: the arguments decide) — and
 whether its arguments are the task's is decided by execution's own judgement
-(``TextTools.args_problem``); a call that reaches a task on wrong arguments is refused naming them.
+(``TextTools.args_problem``); a call that reaches a task on wrong arguments is refused — naming
+them only where it is a try on that task (``about`` chose it), which counts.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
-from typing import Any
 
 import pytest
 
 from noninterference import text_world
+from proactive_env.baselines.probe_adversaries import compared_keys, other_value
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.sim import ToolError
 from proactive_env.sim.tools import _says_other
@@ -32,19 +33,6 @@ from proactive_env.spec import PERSONAS, shipped_names
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
 ROUND24 = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions" / "blind24-meal_planning-operator-1022.session.json"
-
-
-def _other(value: Any) -> Any:
-    """A value of the same shape that means something else."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, (int, float)):
-        return value * 3 + 977
-    if isinstance(value, dict):
-        return {k: _other(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_other(value[0])] if value else ["Zq-0000 none"]
-    return "Zq-0000 nothing of the kind"
 
 
 class _DryRun:
@@ -84,12 +72,6 @@ class _DryRun:
             return f"Error: {refused}"
 
 
-def _compared(world, task) -> list[str]:
-    """The task's action arguments that are compared: declared by the tool, not free text."""
-    action, params = task.spec.action, world.tools[task.spec.action.tool].params
-    return [k for k in action.args if k not in action.free_text and k in params]
-
-
 def _optional_left_out(world, task) -> dict:
     """The reference arguments less every optional one (execution compares those only if given)."""
     action, params = task.spec.action, world.tools[task.spec.action.tool].params
@@ -99,7 +81,7 @@ def _optional_left_out(world, task) -> dict:
 def _twin(world, task, got) -> bool:
     """Is ``got`` another task acting with the same tool on the same compared arguments (then
     ``about``, or the free text, tells them apart)?"""
-    keys = _compared(world, task)
+    keys = compared_keys(world, task)
     return (got is not task and got.spec.action is not None and got.spec.action.tool == task.spec.action.tool
             and all(json.dumps(got.spec.action.args.get(k), sort_keys=True) == json.dumps(task.spec.action.args[k], sort_keys=True)
                     for k in keys))
@@ -121,8 +103,9 @@ def _probe_task(world, tools, task, where: str) -> int:
     abouts = [None, *world.matters]
     own = dict(action.args)
     calls = [(own, None), (_optional_left_out(world, task), None)]
-    calls += [({**own, k: _other(own[k])}, k) for k in _compared(world, task)]
+    calls += [({**own, k: other_value(own[k])}, k) for k in compared_keys(world, task)]
     probes = 0
+    untried: dict = {}  # about -> the replies to changed calls that tried nothing
     with _DryRun(world, tools) as dry:
         for args, changed in calls:
             for about in abouts:
@@ -131,14 +114,16 @@ def _probe_task(world, tools, task, where: str) -> int:
                 at = f"{where} {action.tool} about={about} changed={changed}: {said}"
                 theirs = _named_others(world, tools, task, about, args)
                 got, problem = dry.reached[0] if dry.reached else (None, None)
-                if theirs:
-                    assert got in theirs or (changed and said.startswith("Error:") and changed in said), at
+                if changed and got is None:  # nothing tried: refused saying nothing of the arguments
+                    assert said.startswith(f"Error: {action.tool}: refused — not tried"), at
+                    untried.setdefault(about, set()).add(said)
+                elif theirs:
+                    assert got in theirs or (changed and said.startswith("Error:") and changed in problem), at
                 elif changed is None:  # it reached the task (refused only by the world's judgement)
                     assert got is not None and problem is None and (got is task or _twin(world, task, got)), at
                     assert said.startswith(f"Done: {action.tool}") or "approval first" in said, at
-                else:  # refused naming it: by the world where about chose the task, else before anything is tried
-                    assert said.startswith("Error:") and changed in said, at
-                    assert got is None or changed in problem, at
+                else:  # a try (about chose the task): refused by the world, naming it
+                    assert said.startswith("Error:") and changed in said and changed in problem, at
             if changed is None and not task.executed:  # asked for: the same task's request
                 for about in abouts:
                     said = dry.call("request_approval", {"message": f"May I {action.tool.replace('_', ' ')}?",
@@ -149,6 +134,8 @@ def _probe_task(world, tools, task, where: str) -> int:
                     theirs = _named_others(world, tools, task, about, args)
                     if dry.reached:
                         assert dry.reached[0][0] in theirs or dry.reached[0][0] is task or _twin(world, task, dry.reached[0][0]), at
+    for about, replies in untried.items():  # the same whichever argument is off
+        assert len(replies) == 1, f"{where} {action.tool} about={about}: {sorted(replies)}"
     return probes
 
 
@@ -177,7 +164,10 @@ def test_an_open_action_is_reached_by_its_own_call_whatever_matter_it_names(name
     with an action is open, its own call — with ``about`` naming every listed matter and with
     none, and with the optional arguments left out — reaches that task and is accepted (or refused
     only for want of approval, by the rule in force), and the same call with one compared argument
-    changed is refused naming that argument. (Where the matter named has another open task with
+    changed is refused: naming that argument where ``about`` chose the task (a try, which counts),
+    else before anything is tried, saying nothing of the arguments (the same reply whichever is
+    off: a refusal that costs nothing is no oracle for hidden values; it named the argument until
+    probe26). (Where the matter named has another open task with
     the same tool, and not this one, that the arguments do not say is another thing's, ``about``
     chooses that one; where another open task takes the
     very same arguments, ``about`` or the free text tells them apart.) The action is then carried out for real, named
@@ -231,13 +221,20 @@ def test_round24_the_tuesday_order_named_under_alexs_request_is_placed():
     assert seen.startswith("Done: place_grocery_order under m1") and order.executed, seen
 
 
-def test_round24_a_wrong_slot_is_refused_naming_the_slot():
-    """The same checkout with another slot code is refused on its arguments, naming the argument and
-    never the value expected; led to t05 by its action alone (m1 does not concern it), it attempts
-    nothing."""
+def test_round24_a_wrong_slot_is_named_only_to_a_try_on_its_matter():
+    """The same checkout with another slot code is refused on its arguments. Led to t05 by its
+    action alone (m1 does not concern it), it attempts nothing and says nothing of the arguments
+    (until probe26 it named slot_code: a free oracle for the hidden slot); named under t05's own
+    matter it is a try, recorded against t05, and the refusal names the argument, never the value
+    expected."""
     env, calls = _round24(50)
     args = json.loads(calls[50])["arguments"] | {"slot_code": "S25-1000"}
     said = env.step(json.dumps({"tool": "place_grocery_order", "arguments": args}))[0].splitlines()[0]
-    assert said == "Error: place_grocery_order: refused — arguments that do not match the matter: slot_code", said
+    assert said.startswith("Error: place_grocery_order: refused — not tried") and "slot_code" not in said, said
     order = env.world.by_id["t05_finalise_order"]
     assert not order.executed and env.world.matter_of(order) is None  # nothing attempted, nothing filed
+    tried = args | {"about": "t05_finalise_order"}  # its own matter (by the task's id, as the oracle names it)
+    said = env.step(json.dumps({"tool": "place_grocery_order", "arguments": tried}))[0].splitlines()[0]
+    assert said.startswith("Error: place_grocery_order: refused — arguments that do not match the matter: slot_code"), said
+    assert "T21-1800" not in said and not order.executed
+    assert [e["task"] for e in env.world.log if e["type"] == "execute"][-2:] == [None, "t05_finalise_order"]

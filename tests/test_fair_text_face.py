@@ -104,7 +104,8 @@ def test_the_briefing_states_the_rules_the_scorer_applies():
     for rule in ("after 24 calls", "'about'", "Depth:", "not a suggestion", "your own steps need none",
                  "asked of the matter whose action it is", "private notes take neither", "defer_task",
                  "allocate_resource", "count half", "privacy", "own words", "arguments of what you execute",
-                 "with 'about', that one's", "read a record that shows it", "free again only when it refills"):
+                 "with 'about', that one's", "read a record that shows it", "free again only when it refills",
+                 "only to a try under 'about' (failed tries count)"):
         assert rule in briefing, rule
     tags = {t["function"]["name"]: t["function"]["description"] for t in env.tools()}
     assert all("[depth: " in d for n, d in tags.items() if n != "wait")

@@ -1069,11 +1069,9 @@ class TextTools:
             raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
                             f"be carried out once it has come up)")
         problem = self.args_problem(task, call_args)
-        shown = self.world.matter_of(task)
-        where = f" ({name}{self._action_linked(task, about, refusal=True)})" if shown or self._chosen(task, about) else ""
         if problem and not self._takes(task, call_args, about):  # not that task's action: nothing is attempted
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason=problem)
-            raise ToolError(f"{name}: refused — {problem}{where}")
+            raise ToolError(self._not_tried(name))
         self._file_action(task, self.matter(about), words)
         where = f" ({name}{self._action_linked(task, about, refusal=True)})"
         reason = w.execute(task, call_args, problem)
@@ -1084,6 +1082,19 @@ class TextTools:
             raise ToolError(f"{name}: refused — {reason}{where}")
         return f"Done: {name}{self._action_linked(task, about)}."
 
+    def _not_tried(self, tool: str) -> str:
+        """Why an execute that reached an open task by its action alone, on arguments not its own,
+        is refused before anything is tried. It says nothing of the arguments — the same whatever
+        is off, and whatever is to come: which are off is said only to a try, which counts (a
+        search over hidden values by free refusals is no way to find them) — and names the open
+        matters whose action it is, where a try can be made."""
+        w = self.world
+        acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool == tool and not t.executed]
+        mine = {w.matter_of(t).id for t in acting if w.matter_of(t) is not None}
+        ids = ", ".join(m for m in w.matters if m in mine)
+        return (f"{tool}: refused — not tried: not the arguments of an open matter's {tool}{f' ({ids})' if ids else ''}; "
+                f"name the matter in 'about' to try it there (a try says which arguments are off; a failed one counts)")
+
     def _chosen(self, task: TaskState, about: Any) -> bool:
         """Did ``about`` choose the task (the named matter concerns it)?"""
         named = self.matter(about)
@@ -1093,7 +1104,8 @@ class TextTools:
         """Is a call for the task's action the task's? Where ``about`` chose it, yes (its arguments
         are then judged as they are: a request partly off is still its request); where the action
         alone led to it, only on the task's own arguments (``args_problem``; none given: it may
-        be) — else it is for another thing, and waits (a request) or is refused (an execute)."""
+        be) — else it is for another thing, and waits (a request) or is refused before anything is
+        tried, saying nothing of its arguments (an execute: ``_not_tried``)."""
         return self._chosen(task, about) or not args or self.args_problem(task, args) is None
 
     def _over_here(self, tool: str, args: dict, about: Any) -> str:
