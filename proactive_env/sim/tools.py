@@ -529,10 +529,10 @@ class TextTools:
         note or message that mentions it (``_claims``), a request judged as if asked now
         (``_request_owner``, the live request's judgement) — unless a task still to come fits
         them better (they wait for it). Each goes to one task; the agent is told. A kept item
-        never ends unsaid: one that can no longer count is dropped and the agent told why
-        (``_drop``) — a request when the matter whose action it names, on arguments that do not
-        say it is another thing's, came up and does not take it (its keys named); a follow-up
-        a day on; everything left when the run ends."""
+        never ends unsaid: a request the matter whose action it names (on arguments that do not
+        say it is another thing's) came up and did not take is said so, its keys named
+        (``_misfit``); one that can no longer count is dropped and the agent told why (``_drop``):
+        a follow-up a day on, everything left when the run ends."""
         w = self.world
         claims: list[tuple[dict, list[tuple[int, TaskState]]]] = []
         misfits: list[tuple[dict, TaskState]] = []
@@ -562,9 +562,9 @@ class TextTools:
 
     def _kept_request(self, item: dict, since: list[TaskState]) -> tuple[list[tuple[int, TaskState]], TaskState | None]:
         """A kept request, once a task with the action it names has come up since it was made:
-        judged as the same request asked now (``_request_owner``): the task it goes to, or — where
+        judged as the same request asked now (``_request_owner``): the task it goes to; or — where
         the task whose action it names does not take it though its arguments do not say it is
-        another thing's — that task, for which it can no longer count (``_misfit``). Else it waits."""
+        another thing's, and the agent was not told so yet — that task (``_misfit``). Else it waits."""
         requested, args, about = item["requested"], item.get("args") or {}, item.get("about")
         acting = [t for t in since if t.spec.action and t.spec.action.tool in requested and not t.executed]
         if not acting:
@@ -573,17 +573,22 @@ class TextTools:
         if owner is not None:
             return [(0, owner)], None
         nearest = self._action_task(requested, args, about, item["text"], file=False, among=acting)
-        return [], (nearest if nearest is not None and not _says_other(nearest, args, self.names) else None)
+        if nearest is None or nearest.index in item.get("told", ()) or _says_other(nearest, args, self.names):
+            return [], None
+        return [], nearest
 
     def _misfit(self, item: dict, task: TaskState) -> None:
-        """A kept request the matter whose action it names did not take: dropped, the keys that
-        differ said (never a value), as an execute refused on them says them."""
+        """A kept request the matter whose action it names did not take: said, with the keys that
+        differ (never a value), as an execute refused on them says them. It stays kept: what is
+        still to come may take it (and saying otherwise would tell whether anything is coming)."""
         w = self.world
+        item.setdefault("told", []).append(task.index)
         matter = w.matter_of(task)
         where = matter.id if matter is not None else "a matter that came up since"
         problem = self.args_problem(task, item.get("args") or {}) or "its arguments are not the matter's"
-        self._drop(item, f"was not put to {w.scenario.user.name}: {where} calls for {task.spec.action.tool} now, "
-                         f"and {problem} — ask for it again, with that matter's own arguments")
+        w._say(f"Your request of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") was not put to "
+               f"{w.scenario.user.name}: {where} calls for {task.spec.action.tool} now, and {problem}. If it was "
+               f"meant for {where}, ask again with its own arguments; it stays kept for a matter it fits.")
 
     def _drop(self, item: dict, why: str) -> None:
         """A kept item that can no longer count ends here; said (a shadow of a note or message
