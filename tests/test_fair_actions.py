@@ -18,20 +18,18 @@ whether its arguments are the task's is decided by execution's own judgement
 from __future__ import annotations
 
 import json
-import pathlib
 from typing import Any
 
 import pytest
 
 from noninterference import text_world
-from proactive_env.envs.text import ProactivityTextEnv
+from runs import blind_session
 from proactive_env.sim import ToolError
 from proactive_env.sim.tools import _says_other
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-ROUND24 = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions" / "blind24-meal_planning-operator-1022.session.json"
 
 
 def _other(value: Any) -> Any:
@@ -200,12 +198,7 @@ def test_an_open_action_is_reached_by_its_own_call_whatever_matter_it_names(name
 
 
 def _round24(upto: int):
-    case = json.loads(ROUND24.read_text())
-    env = ProactivityTextEnv(case["scenario"], case["persona"])
-    env.reset(seed=case["seed"])
-    for call in case["calls"][:upto]:
-        env.step(call)
-    return env, case["calls"]
+    return blind_session("blind24-meal_planning-operator-1022", upto)
 
 
 def test_round24_the_tuesday_order_named_under_alexs_request_is_placed():

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import json
-import pathlib
 
 import pytest
 
@@ -32,30 +31,12 @@ from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.sim.world import headline
 from proactive_env.spec import PERSONAS, shipped_names
 from proactive_env.spec.timeline import parse_at
+from runs import blind_session
+from test_fair_actions import _compared, _other
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-ROUND24 = (pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions"
-           / "blind24-job_applications-planner-1021.session.json")
 KEPT = "Request kept: it fits no open matter"
-
-
-def _other(value):
-    """A value of the same shape that means something else."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, (int, float)):
-        return value * 3 + 977
-    if isinstance(value, dict):
-        return {k: _other(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_other(value[0])] if value else ["Zq-0000 none"]
-    return "Zq-0000 nothing of the kind"
-
-
-def _compared(world, task) -> list[str]:
-    action, params = task.spec.action, world.tools[task.spec.action.tool].params
-    return [k for k in action.args if k not in action.free_text and k in params]
 
 
 class _EarlyAsker(TextOracleAgent):
@@ -190,12 +171,7 @@ def test_every_kept_item_counts_or_is_dropped_and_said(name, persona):
 
 # ------------------------------------------------------------------ round 24, as played
 def _round24(upto: int):
-    case = json.loads(ROUND24.read_text())
-    env = ProactivityTextEnv(case["scenario"], case["persona"])
-    env.reset(seed=case["seed"])
-    for call in case["calls"][:upto]:
-        env.step(call)
-    return env, case["calls"]
+    return blind_session("blind24-job_applications-planner-1021", upto)
 
 
 def test_round24_the_thank_you_kept_before_its_task_reaches_morgan_when_it_comes_up():
