@@ -76,6 +76,22 @@ def resolved(value, world):
     return value
 
 
+BLIND_SESSIONS = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions"
+
+
+def blind_session(stem: str, upto: int):
+    """A blind round's session, as ``play`` kept it (docs/blind-sessions), played on the text face
+    up to call ``upto``: ``(env, calls)``, every call of the session as sent."""
+    from proactive_env.envs.text import ProactivityTextEnv
+
+    case = json.loads((BLIND_SESSIONS / f"{stem}.session.json").read_text())
+    env = ProactivityTextEnv(case["scenario"], case["persona"])
+    env.reset(seed=case["seed"])
+    for call in case["calls"][:upto]:
+        env.step(call)
+    return env, case["calls"]
+
+
 def replayed_calls(name: str, upto: int | None = None):
     """A recorded case played again on the text face call for call: ``(env, calls, replies)``,
     each call's JSON as sent (its matters resolved live, ``resolved``) and the reply it got, None

@@ -30,7 +30,7 @@ from proactive_env.baselines.oracle import TextOracleAgent
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.evaluate import play
 from proactive_env.sim import TextTools, ToolError, World
-from proactive_env.sim.tools import _fits, _needles
+from proactive_env.sim.tools import _needles
 from proactive_env.spec import PERSONAS, shipped_names
 from proactive_env.spec.meaning import mentions
 from proactive_env.spec.timeline import parse_at
@@ -46,11 +46,12 @@ def _world(name, persona, seed):
     return world, TextTools(world)
 
 
-def _alone(world, task) -> bool:
-    """Is the task's action told apart from every other task's by its arguments (a request fits no other)?"""
-    item = {"args": dict(task.spec.action.args), "text": task.spec.title}
-    return not any(o is not task and o.spec.action and o.spec.action.tool == task.spec.action.tool and _fits(o, item)
-                   for o in world.tasks)
+def _alone(world, tools, task) -> bool:
+    """Is the task's action told apart from every other task's by its arguments (a request, judged
+    as the live one, ``_request_owner``, would go to no other)?"""
+    args, tool = dict(task.spec.action.args), task.spec.action.tool
+    return not any(o is not task and o.spec.action and o.spec.action.tool == tool
+                   and tools._request_owner((tool,), args, None, task.spec.title, among=[o]) is o for o in world.tasks)
 
 
 # ------------------------------------------------------------------ requests before their matter
@@ -69,7 +70,7 @@ def test_a_request_made_before_its_matter_comes_up_waits_and_counts_for_it(name)
                 tools.settle()
                 asked = []
                 for task in world.tasks:
-                    if task.spec.action is None or task.triggered or not _alone(world, task):
+                    if task.spec.action is None or task.triggered or not _alone(world, tools, task):
                         continue
                     call = {"message": f"May I do this? {task.spec.title}",
                             "actions": [{"tool": task.spec.action.tool, "args": dict(task.spec.action.args)}]}

@@ -19,20 +19,18 @@ them only where it is a try on that task (``about`` chose it), which counts.
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 
 from noninterference import text_world
+from runs import blind_session
 from proactive_env.baselines.probe_adversaries import compared_keys, other_value
-from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.sim import ToolError
 from proactive_env.sim.tools import _says_other
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
-ROUND24 = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions" / "blind24-meal_planning-operator-1022.session.json"
 
 
 class _DryRun:
@@ -190,12 +188,7 @@ def test_an_open_action_is_reached_by_its_own_call_whatever_matter_it_names(name
 
 
 def _round24(upto: int):
-    case = json.loads(ROUND24.read_text())
-    env = ProactivityTextEnv(case["scenario"], case["persona"])
-    env.reset(seed=case["seed"])
-    for call in case["calls"][:upto]:
-        env.step(call)
-    return env, case["calls"]
+    return blind_session("blind24-meal_planning-operator-1022", upto)
 
 
 def test_round24_the_tuesday_order_named_under_alexs_request_is_placed():

@@ -111,17 +111,19 @@ def test_a_kept_request_about_one_date_never_approves_an_action_on_another():
     """Round 18 (exam_prep m18): an approval given to a request about one date counted for a new
     matter about another — the request for the 22 May deadline (t10's action, still to come) was
     claimed by the Sunday-session entry of 17 May, because a claim needed only most arguments."""
-    from proactive_env.sim.tools import _fits
-
-    world, _ = _exam_prep("planner", 0)
-    session = world.by_id["t11_sunday_session"]
+    world, tools = _exam_prep("planner", 0)
+    session, check = world.by_id["t11_sunday_session"], world.by_id["t10_extension_check"]
     deadline = {"title": "Submit BMS2033 Lab report 2 — due 16:00 (extension EXT-24817)", "date": "2026-05-22",
                 "end": "16:00"}
-    assert not _fits(session, {"args": deadline, "text": "the lab report's new deadline"})
+
+    def owner(args, text, task):  # a kept request, judged as the live one when the task comes up
+        return tools._request_owner(("add_calendar_event",), args, None, text, among=[task])
+
+    assert owner(deadline, "the lab report's new deadline", session) is None
     own = {"title": "Study session at Priya's", "date": "2026-05-17", "start": "14:00", "end": "16:00",
            "location": "14 Ashcroft Road"}
-    assert _fits(session, {"args": own, "text": "Sunday's session"})
-    assert _fits(world.by_id["t10_extension_check"], {"args": {**deadline, "location": "Turnitin"}, "text": "x"})
+    assert owner(own, "Sunday's session", session) is session
+    assert owner({**deadline, "location": "Turnitin"}, "x", check) is check
 
 
 def test_an_action_naming_a_notice_still_reaches_the_need_it_brought_up():

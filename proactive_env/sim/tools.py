@@ -524,21 +524,26 @@ class TextTools:
         return self._distinct[1]
 
     def settle(self) -> None:
-        """After the clock moved: notes, messages and requests made before a task came up, and
-        linked to no matter, count for the open task that came up since and fits them best — a
-        note or message that mentions it (``_claims``), a request for its action whose arguments
-        mostly match — unless a task still to come fits them better (they wait for it). Each goes
-        to one task; the agent is told."""
+        """After the clock moved: notes, messages, requests and postponements kept before a task
+        came up (``earlier``) count for the open task that came up since and fits them best — a
+        note or message that mentions it (``_claims``), a request judged as if asked now
+        (``_request_owner``, the live request's judgement) — unless a task still to come fits
+        them better (they wait for it). Each goes to one task; the agent is told. A kept item
+        never ends unsaid: a request the matter whose action it names (on arguments that do not
+        say it is another thing's) came up and did not take is said so, its keys named
+        (``_misfit``); one that can no longer count is dropped and the agent told why (``_drop``):
+        a follow-up a day on, everything left when the run ends."""
         w = self.world
         claims: list[tuple[dict, list[tuple[int, TaskState]]]] = []
+        misfits: list[tuple[dict, TaskState]] = []
         for item in list(self.earlier):
             if ("also" in item or "follow_up" in item) and w.now - item["t"] > ALSO_FOR:
-                self.earlier.remove(item)
+                self._drop(item, "counts for nothing more: no need it concerns came up within a day of it")
                 continue
             since = [t for t in self.open_tasks() if t.trigger > item["t"]]  # open when it was made: it had its chance
             if item["kind"] == "request":
-                scored = [(-_mismatch(t, item.get("args") or {}, self.names), t) for t in since if t.spec.action
-                          and not t.executed and t.spec.action.tool in item["requested"] and _fits(t, item, self.names)]
+                scored, misfit = self._kept_request(item, since)
+                misfits += [(item, misfit)] if misfit is not None else []
             else:
                 scored = self._claims(item, since)
             if scored:
@@ -549,6 +554,49 @@ class TextTools:
         for i, (item, scored) in enumerate(claims):
             task = shared.get(i) or max(scored, key=lambda st: (st[0], -st[1].spec.deadline, -st[1].index))[1]
             self._count(item, task)
+        for item, task in misfits:  # said once what came up is filed (the matter it is under named)
+            self._misfit(item, task)
+        if w.done:  # what is still kept can no longer count
+            for item in list(self.earlier):
+                self._drop(item, "counted for nothing: nothing it fits came up before the run ended")
+
+    def _kept_request(self, item: dict, since: list[TaskState]) -> tuple[list[tuple[int, TaskState]], TaskState | None]:
+        """A kept request, once a task with the action it names has come up since it was made:
+        judged as the same request asked now (``_request_owner``): the task it goes to; or — where
+        the task whose action it names does not take it though its arguments do not say it is
+        another thing's, and the agent was not told so yet — that task (``_misfit``). Else it waits."""
+        requested, args, about = item["requested"], item.get("args") or {}, item.get("about")
+        acting = [t for t in since if t.spec.action and t.spec.action.tool in requested and not t.executed]
+        if not acting:
+            return [], None
+        owner = self._request_owner(requested, args, about, item["text"], among=acting)
+        if owner is not None:
+            return [(0, owner)], None
+        nearest = self._action_task(requested, args, about, item["text"], file=False, among=acting)
+        if nearest is None or nearest.index in item.get("told", ()) or _says_other(nearest, args, self.names):
+            return [], None
+        return [], nearest
+
+    def _misfit(self, item: dict, task: TaskState) -> None:
+        """A kept request the matter whose action it names did not take: said, with the keys that
+        differ (never a value), as an execute refused on them says them. It stays kept: what is
+        still to come may take it (and saying otherwise would tell whether anything is coming)."""
+        w = self.world
+        item.setdefault("told", []).append(task.index)
+        matter = w.matter_of(task)
+        where = matter.id if matter is not None else "a matter that came up since"
+        problem = self.args_problem(task, item.get("args") or {}) or "its arguments are not the matter's"
+        w._say(f"Your request of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") was not put to "
+               f"{w.scenario.user.name}: {where} calls for {task.spec.action.tool} now, and {problem}. If it was "
+               f"meant for {where}, ask again with its own arguments; it stays kept for a matter it fits.")
+
+    def _drop(self, item: dict, why: str) -> None:
+        """A kept item that can no longer count ends here; said (a shadow of a note or message
+        that already counted, ``also``, promised nothing: it goes unsaid)."""
+        self.earlier.remove(item)
+        if "also" not in item:
+            self.world._say(f"Your {item['kind']} of {self.world.clock_text(item['t'])} "
+                            f"(\"{headline(item['text'], 60)}\") {why}.")
 
     def _count(self, item: dict, task: TaskState) -> None:
         """An earlier note, message, request or postponement counts for ``task`` now; said."""
@@ -561,8 +609,9 @@ class TextTools:
             self._file(task, named, words)
         matter = named or before or w.raise_matter(self._title(task, words), [task.index], own=True)
         same = f" (the same work as {before.id})" if before is not None and before is not matter else ""
+        off = self._args_said(task, item["requested"], item.get("args")) if item["kind"] == "request" else ""
         w._say(f"Your {item['kind']} of {w.clock_text(item['t'])} (\"{headline(item['text'], 60)}\") now counts "
-               f"{'also ' if 'also' in item else ''}for {matter.id}{same}.")
+               f"{'also ' if 'also' in item else ''}for {matter.id}{same}.{off}")
         if item["kind"] == "request":
             if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:
                 # the same rule as a live request: an approval holds until the action is done, so a
@@ -916,10 +965,7 @@ class TextTools:
         tool_args = next((a["args"] for a in sorted(with_args, key=lambda a: a.get("tool") == RUN_TOOL)), {})
         w = self.world
         acts = any(r in w.tools and w.tools[r].depth == "execute" for r in requested)
-        task = self._action_task(requested, tool_args, about, message, file=False)
-        if task is not None and acts and (_says_other(task, tool_args, self.names)
-                                          or not self._takes(task, tool_args, about)):
-            task = None  # an open action on another thing's arguments: it waits for what it fits
+        task = self._request_owner(requested, tool_args, about, message)
         if task is not None:
             self._file_action(task, self.matter(about), message or " ".join(requested))
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
@@ -965,10 +1011,31 @@ class TextTools:
             raise ToolError(f"request_approval: not sent — not understood: name the exact actions ({asks})")
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         linked = self._action_linked(task, about) if acts else self._linked(task, about)
+        split += self._args_said(task, requested, tool_args)
         if decision is None:
             return f"Request{linked} queued: the user will decide when available.{split}"
         return (f"Request{linked} sent; {w.scenario.user.name} answered at once (the reply is "
                 f"below).{split}")
+
+    def _request_owner(self, requested: tuple[str, ...], args: dict, about: Any, words: str,
+                       among: list[TaskState] | None = None) -> TaskState | None:
+        """The task a request is for: the open task whose action it names (``_action_task``), unless
+        it names an action and its arguments are not that task's (``_says_other``, ``_takes``:
+        where ``about`` chose the task, a request partly off is still its request). The one
+        judgement for a request asked now and for one kept until its matter came up (``settle``:
+        judged as if asked at that moment, ``among`` what came up since). None: it waits."""
+        task = self._action_task(requested, args, about, words, file=False, among=among)
+        acts = any(r in self.world.tools and self.world.tools[r].depth == "execute" for r in requested)
+        if task is not None and acts and (_says_other(task, args, self.names) or not self._takes(task, args, about)):
+            return None  # an open action on another thing's arguments: it waits for what it fits
+        return task
+
+    def _args_said(self, task: TaskState, requested: tuple[str, ...], args: Any) -> str:
+        """Where a request that reached the task for its action gives arguments that are not the
+        action's: said, by key, never a value (as an execute refused on them is)."""
+        asks = task.spec.action is not None and task.spec.action.tool in requested
+        problem = self.args_problem(task, args) if asks and isinstance(args, dict) and args else None
+        return f" Its arguments are not all the matter's ({problem}): the action is refused on them." if problem else ""
 
     def _named(self, about: Any) -> dict:
         """What a kept item records of the matter its call named (it counts under that one later)."""
@@ -994,7 +1061,7 @@ class TextTools:
             for t in self.open_tasks())
 
     def _action_task(self, tools: tuple[str, ...], args: dict, about: Any, words: str,
-                     file: bool = True) -> TaskState | None:
+                     file: bool = True, among: list[TaskState] | None = None) -> TaskState | None:
         """The open task whose action a call names (DESIGN §4: an action names itself): of the
         open tasks whose action is one of ``tools`` and not done — where several, those the
         arguments do not say are another thing's (``_says_other``) — the named matter's where it
@@ -1003,14 +1070,16 @@ class TextTools:
         arguments decide: those that take them (``args_problem``, execution's judgement), then the
         free text and the words the arguments carry, then the most urgent. Judged on what has come up alone: what
         is still to come never changes where an action goes (non-interference). None: no open
-        matter calls for it now."""
+        matter calls for it now. ``among``: only those open tasks are candidates (a kept request
+        goes only to what came up after it was made)."""
         w = self.world
         matter = self.matter(about)
         concerned = set(self.concerns(matter)) if matter is not None else set()
-        acting = [t for t in self.open_tasks() if t.spec.action and t.spec.action.tool in tools and not t.executed]
+        candidates = self.open_tasks() if among is None else among
+        acting = [t for t in candidates if t.spec.action and t.spec.action.tool in tools and not t.executed]
         runs = not acting and RUN_TOOL in tools  # a request for a run the user decides (an action named wins)
         if runs:
-            acting = [t for t in self.open_tasks() if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
+            acting = [t for t in candidates if w.needs_run_ok(t) and t.units_done < t.spec.work.units]
             if [x for x in tools if x != RUN_TOOL] and not concerned & {t.index for t in acting}:
                 return None  # it names an action no open matter has (nor the run's matter): it waits for that
         if len(acting) > 1 and not runs:  # several: those the arguments do not say are another thing's
@@ -1330,19 +1399,6 @@ def _json_without_about(args: dict) -> str:
     return json.dumps({k: v for k, v in args.items() if k != "about"}, ensure_ascii=False)
 
 
-def _fits(task: TaskState, item: dict, names: frozenset[str] = frozenset()) -> bool:
-    """Does a kept request fit the task's action: every compared argument it names matches and it
-    names most of them, or (none given) its words mention the task? A request about one date is
-    never the approval of an action on another."""
-    action = task.spec.action
-    given = item.get("args") or {}
-    compared = [k for k in action.args if k not in action.free_text]
-    if given and compared:
-        missing, wrong = _off(action.compared, given, action.free_text, names=names)
-        return not wrong and 2 * len([k for k in missing if k in compared]) < len(compared)
-    return _mentions(task.spec, item["text"]) >= LINK_BY_WORDS
-
-
 def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> bool:
     """Do the arguments a request gives say it is about another thing than the task's action:
     more of the compared values it gives (leaf by leaf inside forms and lists of entries) differ
@@ -1361,24 +1417,20 @@ def _says_other(task: TaskState, args: dict, names: frozenset[str] = frozenset()
 
 def _agreement(expected: Any, given: Any, names: frozenset[str]) -> tuple[int, int]:
     """(values that agree, values that differ) of ``given`` against ``expected``, counted on the
-    leaves a mapping gives (its keys the action has) and entry by entry in a list of mappings."""
+    leaves a mapping gives (its keys the action has), entry by entry in a list of mappings, and
+    in a list of values on each value given (one of two recipients named agrees: left out says
+    nothing of another thing)."""
     if isinstance(expected, dict) and isinstance(given, dict):
         pairs = [_agreement(expected[k], v, names) for k, v in given.items() if k in expected]
     elif (isinstance(expected, list) and isinstance(given, list) and given
           and all(isinstance(e, dict) for e in expected) and all(isinstance(g, dict) for g in given)):
         pairs = [_agreement(e, g, names) for e, g in zip(expected, given)]
+    elif (isinstance(expected, list) and isinstance(given, list) and given
+          and not any(isinstance(x, (dict, list)) for x in (*expected, *given))):
+        pairs = [(1, 0) if any(same_value(e, g, names) for e in expected) else (0, 1) for g in given]
     else:
         return (1, 0) if _same_declared(expected, given, None, names) else (0, 1)
     return sum(a for a, _ in pairs), sum(d for _, d in pairs)
-
-
-def _mismatch(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:
-    """How many of the task's action arguments ``args`` misses or gets wrong."""
-    action = task.spec.action
-    if action is None:  # a request for the task's run: nothing to match
-        return 0
-    missing, wrong = _off(action.compared, args or {}, action.free_text, names=names)
-    return len(missing) or len(wrong)
 
 
 def _free_matches(task: TaskState, args: dict, names: frozenset[str] = frozenset()) -> int:
