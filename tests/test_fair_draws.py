@@ -113,3 +113,53 @@ def test_the_same_request_gets_the_same_answer_whatever_came_before(scenario, pe
     assert not differ, differ
     if not asked:
         pytest.skip(f"the oracle asks nothing the user decides by a draw on {scenario} / {persona}")
+
+
+def _closed_by_draws(scenario: str, persona: str, seeds) -> list[tuple[int, dict[str, str]]]:
+    """The seeds (of ``seeds``) whose coins close a branch, with each closed task and the task whose
+    declined request closed it."""
+    env, found = ProactivityEnv(scenario, persona=persona), []
+    for seed in seeds:
+        env.reset(seed=seed)
+        closed = {t: g for t in env.scorer.tasks if (g := env.scorer.closed_by_draw(t)) is not None}
+        if closed:
+            found.append((seed, closed))
+    env.close()
+    return found
+
+
+def test_a_branch_the_draw_closes_is_not_counted_and_show_says_the_draw_closed_it():
+    """Where the run's coin declines the request that opens a branch, its tasks and the TA
+    decisions they are part of are out of J's fixed denominators; ``show --why`` names the draw,
+    not the agent, and rescoring the run reads the same coins (rescore equals live)."""
+    from proactive_env.replay import rescore
+    from proactive_env.report.explain import CLOSED_BY_DRAW, CUT_OFF, explain
+
+    seed, closed = _closed_by_draws("experiments", "reviewer", SWEEP_SEEDS)[0]
+    trajectory = play(OracleAgent(), "experiments", "reviewer", seed)
+    assert "coins" in trajectory["variant"] and trajectory["log"][0]["coins"] == trajectory["variant"]["coins"]
+    env = ProactivityEnv("experiments", persona="reviewer")
+    env.reset(seed=seed)
+    scorer = env.scorer
+    assert not set(closed) & set(scorer.counted)
+    assert all(closed.keys() - {d.spec.urgent, d.spec.competing} == closed.keys() for d in scorer.counted_decisions)
+    lines = "\n".join(explain(trajectory).lines())
+    assert all(f"{task:<26} {CLOSED_BY_DRAW}" in lines for task in closed) and CUT_OFF not in lines
+    assert rescore(trajectory)["J"] == trajectory["scores"]["J"] >= 0.99
+
+
+@pytest.mark.parametrize("scenario,persona", PAIRS)
+def test_the_coins_are_tossed_in_the_file_order_and_the_same_for_every_variant_of_a_seed(scenario, persona):
+    """One coin per task of the file, in its order: dropping a distractor or reshuffling the
+    slots moves no task's coin, and the identity variant tosses them too."""
+    from proactive_env.spec import load_scenario
+
+    ids = [t.id for t in load_scenario(scenario).tasks]
+    for seed in (0, 1000, 1001):
+        env = ProactivityEnv(scenario, persona=persona)
+        env.reset(seed=seed)
+        assert list(env._variant["coins"]) == ids
+        assert env.world.coins == env._variant["coins"]
+        plain = ProactivityEnv(scenario, persona=persona, variants=False)
+        plain.reset(seed=seed)
+        assert list(plain._variant["coins"]) == ids
