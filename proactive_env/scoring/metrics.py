@@ -292,10 +292,11 @@ class RunScorer:
         if declined != self.declined:
             self.declined = declined
             del self.counted  # (fixed again below, with the branches the draws close left out)
-        if e["rules"] != self._stated_rules or not hasattr(self, "counted"):
+        refixed = e["rules"] != self._stated_rules or not hasattr(self, "counted")
+        if refixed:
             self._fix_denominators(dict(e["rules"]))
         self.composed = e.get("face", "structured") == "structured"
-        return False
+        return refixed  # (the summary so far reads the denominators fixed now)
 
     def _on_policy_change(self, e: dict, t: int) -> bool:
         self.policy.change(e["rules"])
