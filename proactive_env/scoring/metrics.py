@@ -430,18 +430,29 @@ class RunScorer:
     def closed_by_draw(self, task_id: str) -> str | None:
         """The task whose drawn decline closed this task's branch — a branch the oracle opens where
         the user says yes, left out of the counted tasks (None: no draw closed it). (read-only)"""
-        spec = self.tasks[task_id].spec
-        if task_id in self._counted_set or not self._oracle_reaches(spec):
+        return self._closed_by_draw.get(task_id)
+
+    def _closed_by_draws(self) -> dict[str, str]:
+        """``closed_by_draw`` of every task: one that counts where no coin declines, and does not
+        count here, with the declined task its branch needs a yes from (the first found, through
+        its conditions in order and the tasks they require)."""
+        if not self.declined:
+            return {}
+
+        def gate(spec: Task) -> str | None:
+            if spec.id in self._counted_set or not self._oracle_reaches(spec):
+                return None
+            for c in spec.requires:
+                required = self.tasks[c.task].spec
+                if c.task in self.declined and c.state not in reachable_states(self.scenario, required, self.persona,
+                                                                               declined=True):
+                    return c.task
+                earlier = gate(required)
+                if earlier is not None:
+                    return earlier
             return None
-        for c in spec.requires:
-            required = self.tasks[c.task].spec
-            if c.task in self.declined and c.state not in reachable_states(self.scenario, required, self.persona,
-                                                                           declined=True):
-                return c.task
-            earlier = self.closed_by_draw(c.task)
-            if earlier is not None:
-                return earlier
-        return None
+
+        return {spec.id: g for spec in self.scenario.tasks if (g := gate(spec)) is not None}
 
     def _read(self, record: str, task: _Task | None, t: int) -> None:
         if record not in self.observed:
@@ -869,6 +880,7 @@ class RunScorer:
             self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
             self._counted_set = frozenset(self.counted)
             self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
+            self._closed_by_draw = self._closed_by_draws()
         s, counted, drawn = self.scenario, self._counted_set, tuple(sorted(rules.items()))
         self.counted_decisions = tuple(self.decisions[i] for i in self._contested(rules, drawn))
         self._stated_rules = dict(rules)

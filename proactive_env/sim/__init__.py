@@ -10,5 +10,5 @@ from .user import Decision, declines_sleep_time_work
 from .world import FeedbackEvent, TaskState, Verb, World
 
 __all__ = ["GENERIC_TOOLS", "RULE_DEPTH", "Decision", "FeedbackEvent", "PolicyState", "RecordStore", "Schedule",
-           "SharedPool", "TaskState", "TextTools", "ToolError", "TrustModel", "Verb", "View", "World", "declines_sleep_time_work", "parse_when",
-           "tool_schemas"]
+           "SharedPool", "TaskState", "TextTools", "ToolError", "TrustModel", "Verb", "View", "World",
+           "declines_sleep_time_work", "parse_when", "tool_schemas"]

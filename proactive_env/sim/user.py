@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-
 # Human-study acceptance of proactive work (paper §5.3): work that competed with the user's focus
 # or compute was accepted 26.7% of the time; work done in the user's sleep time 97.8%.
 ACCEPT_COMPETING = 0.267
