@@ -49,10 +49,12 @@ def test_the_structured_oracle_scores_top_on_every_pair_and_seed():
 
 @pytest.mark.parametrize("persona", ("planner", "reviewer"))
 def test_the_text_oracle_scores_top_where_the_draws_used_to_decline(persona):
-    """The text oracle on the seeds where a drawn decline used to close the oracle's branch, and
-    a sample of others."""
+    """The text oracle on the seeds where a drawn decline used to close the oracle's branch, those
+    whose coins now close one (the first few), and a sample of others."""
     low = []
-    for seed in (*DRAWN_DECLINE_SEEDS, 0, 1000, 1001):
+    closing = [seed for seed, _ in _closed_by_draws("experiments", persona, SWEEP_SEEDS)[:4]]
+    assert closing, "no seed's coins close a branch: the case is not exercised"
+    for seed in dict.fromkeys((*DRAWN_DECLINE_SEEDS, *closing, 0, 1000, 1001)):
         scores = play(TextOracleAgent(), "experiments", persona, seed)["scores"]
         if not (scores["J"] >= 0.99 and scores["TA"] == 1.0 and scores["TR_D"] == 1.0):
             low.append((seed, scores["J"], scores["TA"], scores["TR_D"]))
