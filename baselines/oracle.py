@@ -53,7 +53,7 @@ class OracleAgent:
         """For competing work of an open TA window: True to defer it now, False to leave it
         alone until the window closes; None if no window holds it back."""
         w = self.world
-        for d in w.scenario.ta_decisions:
+        for d in self._open_decisions():
             if d.competing == t.spec.id and w.now < d.end:
                 if w.now < d.start:
                     return False
@@ -63,6 +63,13 @@ class OracleAgent:
                              "never deferred")
                 return until == "never deferred" or (until is not None and until < d.end and t.followup is None)
         return None
+
+    def _open_decisions(self) -> list:
+        """The TA decisions this run can hold: none whose urgent task's branch the user's drawn
+        answer closed (privileged: the oracle reads the run's coins, as the scorer does) — nothing
+        is postponed for an urgent task that will not come up."""
+        scorer = getattr(self.env, "core", self.env).scorer
+        return [d for d in self.world.scenario.ta_decisions if scorer.closed_by_draw(d.urgent) is None]
 
     def _next(self, t: TaskState) -> Verb | None:
         w = self.world
@@ -100,7 +107,7 @@ class OracleAgent:
     def defer_until(self, t: TaskState) -> int | None:
         """Where the oracle defers work to: the next opportunity, after every window that holds it."""
         w = self.world
-        ends = [d.end for d in w.scenario.ta_decisions if d.competing == t.spec.id and w.now < d.end]
+        ends = [d.end for d in self._open_decisions() if d.competing == t.spec.id and w.now < d.end]
         return w.next_opportunity(t, after=max(ends, default=None))
 
 

@@ -243,12 +243,13 @@ class ProactivityEnv(gym.Env):
         self._seed = seed
         base = self.base
         self._variant = (variant.draw(base, persona, self.np_random) if self.variants
-                         else variant.identity(base, persona))
+                         else variant.identity(base, persona, self.np_random))
         self.scenario = s = variant.apply(base, self._variant)
         if self.pools is not None:
             for pool in self.pools.values():
                 pool.reset()
-        self.world = World(s, persona, self.np_random, rules=self._variant["rules"], pools=self.pools,
+        self.world = World(s, persona, self.np_random, rules=self._variant["rules"], coins=self._variant["coins"],
+                           pools=self.pools,
                            owner=self.owner, face=self.face, inbox=None if self.face == "structured" else [])
         self.scorer = RunScorer(s, persona, self.weights)
         self._actions: list = []

@@ -65,7 +65,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..sim import PolicyState
+from ..sim import PolicyState, declines_sleep_time_work
 from ..sim.tools import ToolError, parse_when
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, contested, reachable_states, through_user
@@ -239,6 +239,9 @@ class RunScorer:
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
         self._seen = 0
+        # the tasks whose coin declines what the oracle may ask of them (its request may be sleep-time
+        # work), as the run's start says (``World.coins``): the branches only their yes opens are not counted
+        self.declined: frozenset[str] = frozenset()
         self._fix_denominators(dict(scenario.personas[persona].rules))
 
     @functools.cached_property
@@ -285,10 +288,16 @@ class RunScorer:
 
     def _on_run_start(self, e: dict, t: int) -> bool:
         self.policy = PolicyState(dict(e["rules"]))
-        if e["rules"] != self._stated_rules:
+        declined = frozenset(task for task, coin in e.get("coins", {}).items()
+                             if task in self.tasks and declines_sleep_time_work(coin))
+        if declined != self.declined:
+            self.declined = declined
+            del self.counted  # (fixed again below, with the branches the draws close left out)
+        refixed = e["rules"] != self._stated_rules or not hasattr(self, "counted")
+        if refixed:
             self._fix_denominators(dict(e["rules"]))
         self.composed = e.get("face", "structured") == "structured"
-        return False
+        return refixed  # (the summary so far reads the denominators fixed now)
 
     def _on_policy_change(self, e: dict, t: int) -> bool:
         self.policy.change(e["rules"])
@@ -317,7 +326,7 @@ class RunScorer:
 
     def _on_task_inactive(self, e: dict, t: int) -> bool:
         task = self._task_of(e)
-        task.cut_off = self._oracle_reaches(task.spec)
+        task.cut_off = task.spec.id in self._counted_set
         return False
 
     def _on_read(self, e: dict, t: int) -> bool:
@@ -408,10 +417,43 @@ class RunScorer:
     def _both_active(self, d: _Decision) -> bool:
         return self.tasks[d.spec.urgent].active and self.tasks[d.spec.competing].active
 
-    def _oracle_reaches(self, spec: Task) -> bool:
-        """Would the oracle, serving this persona, have opened this conditional task's branch?"""
-        return all(c.state in reachable_states(self.scenario, self.tasks[c.task].spec, self.persona)
+    def _oracle_reaches(self, spec: Task, declined: frozenset[str] = frozenset()) -> bool:
+        """Would the oracle, serving this persona, open this conditional task's branch — every task
+        it requires counted (opened in turn) and brought to the state required, where the user
+        declines what is asked of the tasks ``declined``? (The oracle never competes with the
+        user, but its request may be sleep-time work: whether it is depends on the run's timing,
+        so a coin that declines sleep-time work closes the branch whether or not it was.)"""
+        return all(self._oracle_reaches(self.tasks[c.task].spec, declined)
+                   and c.state in reachable_states(self.scenario, self.tasks[c.task].spec, self.persona,
+                                                   declined=c.task in declined)
                    for c in spec.requires)
+
+    def closed_by_draw(self, task_id: str) -> str | None:
+        """The task whose drawn decline closed this task's branch — a branch the oracle opens where
+        the user says yes, left out of the counted tasks (None: no draw closed it). (read-only)"""
+        return self._closed_by_draw.get(task_id)
+
+    def _closed_by_draws(self) -> dict[str, str]:
+        """``closed_by_draw`` of every task: one that counts where no coin declines, and does not
+        count here, with the declined task its branch needs a yes from (the first found, through
+        its conditions in order and the tasks they require)."""
+        if not self.declined:
+            return {}
+
+        def gate(spec: Task) -> str | None:
+            if spec.id in self._counted_set or not self._oracle_reaches(spec):
+                return None
+            for c in spec.requires:
+                required = self.tasks[c.task].spec
+                if c.task in self.declined and c.state not in reachable_states(self.scenario, required, self.persona,
+                                                                               declined=True):
+                    return c.task
+                earlier = gate(required)
+                if earlier is not None:
+                    return earlier
+            return None
+
+        return {spec.id: g for spec in self.scenario.tasks if (g := gate(spec)) is not None}
 
     def _read(self, record: str, task: _Task | None, t: int) -> None:
         if record not in self.observed:
@@ -841,6 +883,7 @@ class RunScorer:
             self.counted = tuple(t.id for t in self.scenario.tasks if t.id in counted_ids)
             self._counted_set = frozenset(self.counted)
             self.counted_weight = sum(self.tasks[t].spec.weight for t in self.counted)
+            self._closed_by_draw = self._closed_by_draws()
         s, counted, drawn = self.scenario, self._counted_set, tuple(sorted(rules.items()))
         self.counted_decisions = tuple(self.decisions[i] for i in self._contested(rules, drawn))
         self._stated_rules = dict(rules)
@@ -872,9 +915,10 @@ class RunScorer:
         cache, so their ids stay theirs) and only reorders or drops tasks."""
         s = self.scenario
         changes = tuple(ev.policy_change for ev in s.events if ev.policy_change is not None)
-        key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)))
-        return _COUNTED.get(key, (*s.tasks, s.personas, s.variants, *changes),
-                            lambda: frozenset(t.id for t in s.tasks if not t.requires or self._oracle_reaches(t)))
+        key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)),
+               self.declined)
+        return _COUNTED.get(key, (*s.tasks, s.personas, s.variants, *changes), lambda: frozenset(
+            t.id for t in s.tasks if not t.requires or self._oracle_reaches(t, self.declined)))
 
     def denominators(self) -> dict[str, float]:
         return {"tasks": len(self.counted), "weight": self.counted_weight,

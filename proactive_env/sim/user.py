@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 # Human-study acceptance of proactive work (paper §5.3): work that competed with the user's focus
 # or compute was accepted 26.7% of the time; work done in the user's sleep time 97.8%.
 ACCEPT_COMPETING = 0.267
@@ -52,7 +50,7 @@ def unclear_request(task_tool: str | None, requested: tuple[str, ...]) -> str | 
 
 
 def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, declines: bool, trust: float,
-           competed: bool, sleep_work: bool, rng: np.random.Generator) -> tuple[str, str]:
+           competed: bool, sleep_work: bool, coin: float) -> tuple[str, str]:
     """Return (verdict, rule) for a request made while the user is available.
 
     First match wins: a task with nothing to approve gets "nothing"; a request naming an action
@@ -62,7 +60,9 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, decl
     rule for the category is to review only (suggest, prepare) acknowledges and keeps the action; one who
     delegated it says yes (the asking itself is under-intervention, judged elsewhere); the
     persona's scripted refusal; low trust; work that competed with the user (stochastic); work
-    done in sleep time (stochastic); otherwise approval.
+    done in sleep time (stochastic); otherwise approval. A stochastic answer is the task's coin
+    (``spec.variant.coins``, fixed at reset) against the rule's acceptance probability: the same
+    request gets the same answer, whoever asks and whatever came before.
     """
     if task_tool is None:
         return "nothing", "no_action_requested"
@@ -78,10 +78,16 @@ def decide(*, task_tool: str | None, requested: tuple[str, ...], rule: str, decl
     if trust < LOW_TRUST:
         return "decline", "low_trust"
     if competed:
-        return ("approve" if rng.random() < ACCEPT_COMPETING else "decline"), "competing_work"
+        return ("approve" if coin < ACCEPT_COMPETING else "decline"), "competing_work"
     if sleep_work:
-        return ("approve" if rng.random() < ACCEPT_SLEEP_TIME else "decline"), "sleep_time_work"
+        return ("decline" if declines_sleep_time_work(coin) else "approve"), "sleep_time_work"
     return "approve", "default_approve"
+
+
+def declines_sleep_time_work(coin: float) -> bool:
+    """Does a task with this coin get its sleep-time work declined? (Then its work competing
+    with the user is declined too: one coin, and the competing rule accepts less.)"""
+    return coin >= ACCEPT_SLEEP_TIME
 
 
 class Rephraser(Protocol):

@@ -18,7 +18,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..spec import Depth, Scenario, Task, trigger_minute
+from ..spec import Depth, Scenario, Task, trigger_minute, variant
 from ..spec.derive import action_sources, fill, names_hold
 from ..spec.models import Replies
 from ..spec.timeline import MINUTES_PER_DAY, format_at
@@ -74,7 +74,6 @@ class TaskState:
     versions_read: dict[str, int] = field(default_factory=dict)  # of each record read for it, the version read
     welcomed: set[tuple] = field(default_factory=set)  # the aligned interventions the user has seen on it
     # (``seen_signature``): one shown again with nothing new is a repeat, not a new intervention
-    answered: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # (request seen, actions, rule) → its drawn answer
 
 
 @dataclass(slots=True)
@@ -108,6 +107,8 @@ class World:
     persona: str
     rng: np.random.Generator
     rules: dict[str, str] | None = None  # the rules drawn for this run (default: the persona's stated ones)
+    coins: dict[str, float] | None = None  # the user's coins, task id → uniform (``spec.variant.coins``; default:
+    # tossed from ``rng`` in the scenario's task order): every stochastic answer about a task reads its coin
     pools: dict[str, SharedPool] | None = None  # shared with other assistants (multi-agent env)
     owner: str = "agent"
     face: str = "structured"  # structured: the agent's work text is composed from what it read (scoring/compose.py)
@@ -173,7 +174,10 @@ class World:
         queued.extend((day * MINUTES_PER_DAY + s.review_time, _REVIEW, day) for day in range(s.days))
         queued.append((s.end_minute - 1, _END, 0))
         self._queue.extend(queued)
-        self._record("run_start", persona=self.persona, rules=dict(self.policy.rules), face=self.face)
+        self.coins = dict(self.coins) if self.coins is not None else variant.coins(s, self.rng)
+        # (logged: the scorer knows from the log which answers the oracle's requests get)
+        self._record("run_start", persona=self.persona, rules=dict(self.policy.rules), face=self.face,
+                     coins=dict(self.coins))
 
     def _schedule_records_and_events(self) -> list[tuple[int, int, int]]:
         """Show the records visible from the start, set the conditioned ones waiting, and return
@@ -524,16 +528,13 @@ class World:
         before = self.trust.value
         run = _asks_for_the_run(task, requested)  # the run is what is decided
         in_force = self.policy.rules[spec.work.category] if run else self.policy.rule(spec)
-        asked = (self.seen_signature(task, Depth.SUGGEST, decided_tool(task, requested)), requested, in_force)
+        # a stochastic answer is the task's coin: the same request under the same rule gets the
+        # same answer, however often it is asked and whatever came before (asking until yes is no
+        # way to a yes); the rules that draw nothing, low trust included, are decided afresh
         verdict, rule = decide(
             task_tool=decided_tool(task, requested), requested=requested, rule=in_force,
             declines=self.persona in spec.declines,
-            trust=before, competed=task.competed, sleep_work=task.sleep_work, rng=self.rng)
-        # the same request again, under the same rule with nothing new, gets the drawn answer
-        # already given: asking until yes is no way to a yes (the rules that draw no answer, low
-        # trust included, are decided afresh: trust regained elsewhere counts)
-        if rule in _DRAWN_RULES:
-            verdict, rule = task.answered.setdefault(asked, (verdict, rule))
+            trust=before, competed=task.competed, sleep_work=task.sleep_work, coin=self.coins[spec.id])
         decision = Decision(spec.id, requested, verdict, rule, self.now, before, self.trust.value)
         self.decisions.append(decision)
         self._record("decision", **decision.to_dict())
@@ -884,9 +885,6 @@ _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not app
            "competing_work": "declined: it came while your work competed with theirs",
            "sleep_time_work": "declined: it came with work run in their sleep time"}
 _DECLINE_RULES = frozenset({"persona_declines", "low_trust", "competing_work", "sleep_time_work"})
-_DRAWN_RULES = frozenset({"competing_work", "sleep_time_work"})  # ``decide``'s rules that draw the answer
-
-
 def decided_tool(task: TaskState, requested: tuple[str, ...]) -> str | None:
     """What a request about the task is decided on: its run where it asks for that, else its
     action, else (where it names anything) its run, if the user decides that (None: nothing to

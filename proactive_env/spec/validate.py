@@ -343,15 +343,16 @@ def _tasks(s: Scenario) -> Iterator[Problem]:
                 yield f"{path}.requires[{j}].task", "a task cannot require itself"
 
 
-def reachable_states(s: Scenario, task: Task, persona: str | None = None) -> set[str]:
-    """States the expected behaviour of some persona (or of ``persona``) brings the task to."""
+def reachable_states(s: Scenario, task: Task, persona: str | None = None, declined: bool = False) -> set[str]:
+    """States the expected behaviour of some persona (or of ``persona``) brings the task to;
+    with ``declined``, where the user declines what is asked of it (the run's coins say so)."""
     if task.noop:
         return {"started", "done"}
     states: set[str] = set()
     for p in ([persona] if persona else PERSONAS):
         for rule in rules_of(s, p, task.category):
             reached = set(RULE_STATES[rule])
-            if rule == "approve" and p in task.declines:
+            if rule == "approve" and (declined or p in task.declines):
                 reached -= {"approved", "executed"}
             states |= reached
     return states

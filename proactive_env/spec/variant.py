@@ -2,7 +2,8 @@
 
 A variant moves unconditional events and records in time (``variants.jitter``), draws the
 persona's rules among the alternatives the scenario allows, keeps or drops each distractor task
-(a dropped one takes the events and records only it brings with it), and shuffles the order of records and of tasks (the structured face's slots). ``draw`` returns
+(a dropped one takes the events and records only it brings with it), shuffles the order of records
+and of tasks (the structured face's slots), and tosses the user's coins (``coins``). ``draw`` returns
 the choices as a JSON-serialisable dict, so a trajectory stores them and ``apply`` rebuilds the
 exact scenario when the run is re-scored. Seeds below ``TEST_SEEDS`` are for training; seeds
 from it on are the test split.
@@ -86,13 +87,23 @@ def draw(s: Scenario, persona: str, rng: np.random.Generator) -> dict:
     kept = [t.id for t in s.tasks if t.id not in dropped]
     task_order = [kept[i] for i in rng.permutation(len(kept))]
     record_order = [s.records[i].id for i in rng.permutation(len(s.records))]
-    return {"offsets": offsets, "rules": rules, "tasks": task_order, "records": record_order}
+    return {"offsets": offsets, "rules": rules, "tasks": task_order, "records": record_order, "coins": coins(s, rng)}
 
 
-def identity(s: Scenario, persona: str) -> dict:
-    """The scenario as written (no seed draw): for tests and for reading a file as its author wrote it."""
+def identity(s: Scenario, persona: str, rng: np.random.Generator | None = None) -> dict:
+    """The scenario as written (no seed draw): for tests and for reading a file as its author
+    wrote it; the user's coins are still tossed where ``rng`` is given (their answers stay stochastic)."""
     return {"offsets": {}, "rules": dict(s.personas[persona].rules), "tasks": [t.id for t in s.tasks],
-            "records": [r.id for r in s.records]}
+            "records": [r.id for r in s.records], **({"coins": coins(s, rng)} if rng is not None else {})}
+
+
+def coins(s: Scenario, rng: np.random.Generator) -> dict[str, float]:
+    """The user's coins: one uniform in [0, 1) per task, in the file's task order (never the
+    variant's shuffled one), fixed for the run. Every stochastic answer about a task compares its
+    coin with the acceptance probability of the rule that applies (``sim.user.decide``): the
+    same request gets the same answer whoever asks and whatever came before (common random
+    numbers), and the scorer knows at reset which answers the oracle's requests get."""
+    return {t.id: float(u) for t, u in zip(s.tasks, rng.random(len(s.tasks)))}
 
 
 def apply(s: Scenario, variant: dict) -> Scenario:
