@@ -27,12 +27,12 @@ import json
 import pytest
 
 from proactive_env.baselines import TextOracleAgent
+from proactive_env.baselines.probe_adversaries import compared_keys, other_value
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.sim.world import headline
 from proactive_env.spec import PERSONAS, shipped_names
 from proactive_env.spec.timeline import parse_at
 from runs import blind_session
-from test_fair_actions import _compared, _other
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
@@ -70,10 +70,10 @@ class _EarlyAsker(TextOracleAgent):
             if at is None or task.active or task.triggered or w.now < at:
                 continue
             del self.early[task.spec.id]
-            args, keys, key = dict(task.spec.action.args), _compared(w, task), None
+            args, keys, key = dict(task.spec.action.args), compared_keys(w, task), None
             if self.changed and keys:  # each compared key in turn, over the tasks
                 key = keys[task.index % len(keys)]
-                args[key] = _other(args[key])
+                args[key] = other_value(args[key])
             message = f"Request {len(self.asked) + 1}: may I go ahead with this when it is due?"
             self.asked.append([task.spec.id, w.now, message, None, key])
             self.queue.append((len(self.asked) - 1, json.dumps({"tool": "request_approval", "arguments": {
