@@ -175,7 +175,7 @@ read for it since, however reworded) is not a new intervention: it earns nothing
 Each is asked of the matter whose action it is (with 'about', that one's where it has it open; else the open \
 one whose own arguments they are), else it waits for one it fits. Once approved, carry it \
 out: an approval holds until the action is done, a refused try included. Execute unasked only where the policy \
-says "just do it"; an action no open matter calls for is refused, and one whose arguments its matter's action \
+says "just do it"; an action nothing you can see calls for is refused, one on arguments its matter's action \
 does not take is refused naming them. Arguments and look-ups take values (dates, times, amounts, ids) in any \
 usual form.
 - Work: each note on a matter launches one unit of its work (one at a time); you are told when it finishes and \

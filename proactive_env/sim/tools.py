@@ -1069,8 +1069,8 @@ class TextTools:
             over = self._closed_for(name, about)
             if over:
                 raise ToolError(f"{name}: refused — {over}")
-            raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
-                            f"be carried out once it has come up)")
+            raise ToolError(f"{name}: refused — no open matter calls for {name} now, nor a need the records you can "
+                            f"see show (on these arguments)")
         problem = self.args_problem(task, call_args)
         shown = self.world.matter_of(task)
         where = f" ({name}{self._action_linked(task, about, refusal=True)})" if shown or self._chosen(task, about) else ""
