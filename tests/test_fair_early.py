@@ -204,7 +204,6 @@ def test_a_knowable_need_acted_on_before_its_trigger_is_carried_out_and_scores_a
                     problems.append(f"{persona}/{seed} {task_id}: a changed argument was said otherwise than today")
             if any(scores[k] < base[k] - 1e-9 for k in SCORES):
                 problems.append(f"{persona}/{seed}: {({k: scores[k] for k in SCORES})} < oracle {({k: base[k] for k in SCORES})}")
-    print(name, "checked", checked)
     assert not problems, "\n".join(problems[:8])
     if name in ("experiments", "job_applications", "pottery_studio"):
         assert checked > 0  # the sweep did reach needs known before their trigger
