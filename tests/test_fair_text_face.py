@@ -429,10 +429,9 @@ def test_a_run_asked_with_another_matters_action_is_asked_alone_and_the_rest_wai
     result = _step(env, "request_approval", message="Book Wednesday night and run Tomás's sweep there.",
                    actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
                             {"tool": "allocate_resource", "args": {"resource": "gpu_server"}}], about="t07_sweep")
-    assert "book_gpu_slot: Request kept: it fits no open matter" in result and sweep.approval == "approve"
-    while not booking.active:
-        _step(env, "wait")
-    assert booking.approval in ("approve", "pending")
+    # (the booking is knowable by then: the request brings it up and is asked of it, tests/test_fair_early.py)
+    assert booking.active and f"book_gpu_slot: Request under {world.matter_of(booking).id}" in result, result
+    assert sweep.approval == "approve" and booking.approval in ("approve", "pending")
 
 
 def test_a_request_listing_two_open_matters_actions_is_asked_of_each():
@@ -797,9 +796,8 @@ def test_a_request_whose_arguments_are_an_action_still_to_come_waits_for_it():
         _step(env, "wait")
     result = _step(env, "request_approval", message="OK to queue the ablation for tonight?",
                    actions=[{"tool": "launch_job", "args": ablation.spec.action.args}])
-    assert result.startswith("Request kept") and oom.approval is None
-    while not ablation.active:
-        _step(env, "wait")
+    # (the ablation is knowable by then: the request brings it up and is asked of it, tests/test_fair_early.py)
+    assert ablation.active and result.startswith(f"Request under {world.matter_of(ablation).id}") and oom.approval is None
     _step(env, "wait")
     assert ablation.approval == "approve" and oom.approval is None
 
@@ -949,9 +947,8 @@ def test_a_request_naming_an_action_still_to_come_never_approves_an_open_run():
     result = _step(env, "request_approval", message="OK to book the second half of Wednesday night for the ablation?",
                    actions=[{"tool": "book_gpu_slot", "args": booking.spec.action.args},
                             {"tool": "allocate_resource", "args": {"resource": "gpu_server", "start": "D2 23:30"}}])
-    assert result.startswith("Request kept") and sweep.approval is None
-    while not booking.active:
-        _step(env, "wait")
+    # (the booking is knowable by then: the request brings it up and is asked of it, tests/test_fair_early.py)
+    assert booking.active and result.startswith(f"Request under {world.matter_of(booking).id}") and sweep.approval is None
     _step(env, "wait")
     assert booking.approval == "approve" and sweep.approval is None
 

@@ -5,7 +5,9 @@ title, with and without ``about``) on every scenario–persona pair and seeds 0,
 once on the seed's scenario and once on it with a task removed: every observation before that
 task comes up must be identical. Each task that comes up later in the probed run is removed on
 its own (compared up to the minute it comes up); the tasks that never come up in it are removed
-together (compared over the whole run). The regression tests below quote the calls of blind play
+together (compared over the whole run). The script fires every tool with guessed arguments (none,
+the schema's examples): it brings no agent-triggered task forward (only a call that is a knowable
+need's own action does, tests/test_fair_early.py). The regression tests below quote the calls of blind play
 that found a hidden task through what the tools said.
 """
 
@@ -15,7 +17,7 @@ import pytest
 
 from noninterference import drawn, probe_run, without
 from proactive_env.envs.text import ProactivityTextEnv
-from proactive_env.spec import PERSONAS, shipped_names
+from proactive_env.spec import PERSONAS, shipped_names, trigger_minute
 
 SEEDS = (0, 1000, 1001)
 
@@ -46,6 +48,9 @@ def test_what_the_agent_sees_never_depends_on_a_task_still_to_come(scenario, per
         s, choice = drawn(scenario, persona, seed)
         full = probe_run(s, persona, choice["rules"], seed)
         assert len(full.seen) > 100  # the script did probe
+        problems += [f"seed {seed}: the probe's guessed arguments brought {t.id} forward"
+                     for t in s.tasks if t.trigger.type == "agent" and full.activated.get(t.id, 10 ** 9)
+                     < (t.trigger.earliest if t.trigger.earliest is not None else trigger_minute(s, t))]
         for removed, at in _removals(s, full):
             cut = s
             for task in removed:

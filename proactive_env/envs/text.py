@@ -175,8 +175,8 @@ read for it since, however reworded) is not a new intervention: it earns nothing
 Each is asked of the matter whose action it is (with 'about', that one's where it has it open; else the open \
 one whose own arguments they are), else it waits for one it fits. Once approved, carry it \
 out: an approval holds until the action is done, a refused try included. Execute unasked only where the policy \
-says "just do it"; an action no open matter calls for is refused, and one on wrong arguments is refused, naming \
-them only to a try under 'about' (failed tries count). Values (dates, times, amounts, ids) take any usual form.
+says "just do it"; an action nothing you can see calls for is refused, and one on wrong arguments is refused, \
+naming them only to a try under 'about' (failed tries count). Values (dates, times, amounts, ids) take any usual form.
 - Work: each note on a matter launches one unit of its work (one at a time); you are told when it finishes and \
 how many units are done. A result counts fully only once all units are done: work before you deliver. Work that \
 needs compute runs only where you reserve it with allocate_resource, at a time free of the user's own use \

@@ -150,6 +150,7 @@ class _Decision:
     urgent_deferred: bool = False
     vague: bool = False  # the competing task deferred without a time while the clash was in view
     intruded: bool = False
+    opened: bool = False
     closed: bool = False
     eligible: bool = False
     competing_open: bool | None = None  # was the competing task open when the urgent work was first handled?
@@ -217,6 +218,7 @@ class RunScorer:
             for tid in dict.fromkeys((d.spec.urgent, d.spec.competing)):
                 self._roles.setdefault(tid, []).append((d, tid == d.spec.urgent))
         self._next_window_end = -math.inf  # when the next TA window closes (_close_windows sets it)
+        self._next_window_start = -math.inf  # when the next TA window opens (_open_windows sets it)
         self.scores: list[TaskScore] = []
         # what ``settled`` has summed of ``scores`` so far (a scored task's parts are final): how many,
         # the running sums of their TC, TR-D and TR-J parts, and each one's share of J
@@ -262,6 +264,8 @@ class RunScorer:
                 closed |= self._as_never_made(log[:i + 1])
                 continue
             t = e["t"]  # (each entry read inline: this loop runs for every entry of every step)
+            if t >= self._next_window_start and kind != "run_end":
+                self._open_windows(t)
             if t >= self._next_window_end and kind != "run_end" and self._close_windows(t):
                 closed = True
             read = readers.get(kind)
@@ -728,6 +732,18 @@ class RunScorer:
         end = start + duration
         return end < task.spec.deadline and (work.resource is None or
                                               self.schedule.resource_free(work.resource, start, end))
+
+    def _open_windows(self, t: float) -> None:
+        """Open the TA windows that have started by ``t`` (asked before the entry at ``t`` is read):
+        an urgent task finished before its window was handled ahead of it — a need acted on once
+        knowable (issue #20) leaves nothing of it to do in the window, so nothing clashes with it
+        there and nothing needs postponing."""
+        for d in self.decisions:
+            if not d.opened and t >= d.spec.start:
+                d.opened = True
+                if not d.now and t < d.spec.end and self._finished(self.tasks[d.spec.urgent]):
+                    d.now, d.competing_open = True, False
+        self._next_window_start = min((d.spec.start for d in self.decisions if not d.opened), default=math.inf)
 
     def _close_windows(self, t: float) -> bool:
         """Close the TA windows that have ended by ``t``; note when the next one ends (``feed``

@@ -889,6 +889,8 @@ class TextTools:
         if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
             raise ToolError("request_approval: expected 'actions', a non-empty list of {\"tool\": ..., \"args\": {...}}")
         asked = [a for a in actions if self._may_need_approval(str(a.get("tool")))] or actions
+        for action in asked:
+            self._bring_up_need(str(action.get("tool")), action.get("args"))
         parts = self._parts(asked, args.get("about"))
         if len(parts) == 1:
             return self._request(message, *parts[0])
@@ -1125,6 +1127,7 @@ class TextTools:
         w = self.world
         about = args.get("about")
         call_args = {k: v for k, v in args.items() if k != "about"}
+        self._bring_up_need(name, call_args)
         over = self._over_here(name, call_args, about)
         if over:  # the named matter's own action, now done or over: said, never passed to another matter
             raise ToolError(f"{name}: refused — {over}")
@@ -1135,8 +1138,8 @@ class TextTools:
             over = self._closed_for(name, about)
             if over:
                 raise ToolError(f"{name}: refused — {over}")
-            raise ToolError(f"{name}: refused — no open matter calls for {name} now (an action a matter needs can "
-                            f"be carried out once it has come up)")
+            raise ToolError(f"{name}: refused — no open matter calls for {name} now, nor a need the records you can "
+                            f"see show (on these arguments)")
         problem = self.args_problem(task, call_args)
         if problem and not self._takes(task, call_args, about):  # not that task's action: nothing is attempted
             w._record("execute", task=None, tool=name, args=call_args, ok=False, reason=problem)
@@ -1163,6 +1166,21 @@ class TextTools:
         ids = ", ".join(m for m in w.matters if m in mine)
         return (f"{tool}: refused — not tried: not the arguments of an open matter's {tool}{f' ({ids})' if ids else ''}; "
                 f"name the matter in 'about' to try it there (a try says which arguments are off; a failed one counts)")
+    def _bring_up_need(self, tool: str, args: Any) -> None:
+        """A need the agent could see is the agent's from then on: a call for an action that no
+        open matter takes on these arguments, which is a knowable need's action on that need's own
+        arguments (``args_problem``, the one judgement), brings the need up now (``World.knowable``);
+        the call then goes as it would once the need has come up. Any other call changes nothing,
+        so it is said alike whatever is to come (non-interference)."""
+        w = self.world
+        if not isinstance(args, dict) or tool not in w.tools or w.tools[tool].depth != "execute":
+            return
+        acts = [t for t in w.tasks if t.spec.action and t.spec.action.tool == tool]
+        if any(t.active and not t.closed and not t.executed and self.args_problem(t, args) is None for t in acts):
+            return  # an open matter takes it as it stands
+        need = next((t for t in acts if w.knowable(t) and self.args_problem(t, args) is None), None)
+        if need is not None:
+            w.trigger_task(need)
 
     def _chosen(self, task: TaskState, about: Any) -> bool:
         """Did ``about`` choose the task (the named matter concerns it)?"""

@@ -380,6 +380,20 @@ class World:
             self._review_once("Review point: a moment to look over open matters and what has changed.")
         return True
 
+    def knowable(self, task: TaskState) -> bool:
+        """Could the agent see the need now? An agent-triggered task (a latent need) that would
+        come up as things stand is knowable from its declared ``earliest``, else once every record
+        of its evidence is visible: from then on a call that is its action brings it up
+        (``TextTools._bring_up_need``), as if it had come up then — never before, when the agent
+        could not know of it (DESIGN.md §4: a world that remembers the agent)."""
+        trig = task.spec.trigger
+        if trig.type != "agent" or not self.may_come_up(task):
+            return False
+        if trig.earliest is not None:
+            return trig.earliest <= self.now
+        evidence = task.spec.evidence
+        return bool(evidence) and all(r in self.store.visible for r in evidence)
+
     def _bring_forward(self) -> None:
         """An agent-triggered task whose window [earliest, at) the agent's own follow-up falls in."""
         for task in self._forwardable:
