@@ -30,11 +30,11 @@ import pathlib
 import pytest
 
 from proactive_env.baselines.oracle import TextOracleAgent, work_text
+from proactive_env.baselines.probe_adversaries import other_value
 from proactive_env.evaluate import make_env
 from proactive_env.sim import TextTools
 from proactive_env.spec import PERSONAS, format_at, shipped_names, trigger_minute
 from proactive_env.spec.timeline import parse_at
-from test_fair_actions import _other
 
 SEEDS = (0, 1000, 1001)
 SCORES = ("TC", "TA", "TR_D", "J")
@@ -108,7 +108,7 @@ def _changed(world, tools, task, call: dict) -> dict | None:
     compared = [k for k in action.args if k not in action.free_text]
     if not compared:
         return None
-    args = {**action.args, compared[0]: _other(action.args[compared[0]])}
+    args = {**action.args, compared[0]: other_value(action.args[compared[0]])}
     assert tools.args_problem(task, args) is not None
     if call["tool"] == "request_approval":
         return {**call, "arguments": {**call["arguments"], "actions": [{"tool": action.tool, "args": args}]}}

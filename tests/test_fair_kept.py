@@ -174,12 +174,13 @@ def _round24(upto: int):
     return blind_session("blind24-job_applications-planner-1021", upto)
 
 
-def test_round24_the_thank_you_kept_before_its_task_reaches_morgan_when_it_comes_up():
+def test_round24_the_thank_you_asked_before_its_task_came_up_reaches_morgan():
     """Round 24, D4 16:15 (call 89 of the session): the thank-you to Hannah and Marcus, asked under
     m15 a quarter of an hour before t10 came up, without t10's optional ``cc`` — "Request kept ...
     (you will be told)". At 16:30 t10 came up and the request was never put to Morgan, and nothing
-    said so (on the old code: still kept at the end of the run, t10 never presented). Now it counts
-    for m15 at 16:30 and Morgan answers it."""
+    said so (on the old code: still kept at the end of the run, t10 never presented). The need was
+    knowable then (its records were all visible), so the request, its own action on its own
+    arguments, brings it up at once (tests/test_fair_early.py) and Morgan answers it."""
     env, calls = _round24(89)
     call = json.loads(calls[89])
     assert call["tool"] == "request_approval" and call["arguments"]["about"] == "m15"
@@ -189,16 +190,8 @@ def test_round24_the_thank_you_kept_before_its_task_reaches_morgan_when_it_comes
     world, thanks = env.world, env.world.by_id["t10_thank_you"]
     assert world.clock_text() == "D4 (Fri 1 May) 16:15" and not thanks.active
     said = env.step(calls[89])[0]
-    assert said.startswith(KEPT) and "you will be told" in said, said
-    seen = ""
-    for n in range(90, len(calls)):
-        seen += "\n" + env.step(calls[n])[0]
-        if world.now >= thanks.trigger:
-            break
-    assert thanks.active and world.clock_text() == "D4 (Fri 1 May) 16:30"
-    assert ("Your request of D4 (Fri 1 May) 16:15 (\"Glad it's done! Here's a thank-you to Hannah and Marcus ...\") "
-            "now counts for m15.") in seen, seen
-    assert thanks.presented and world.policy.answers.get(thanks.spec.id) == "approve"
+    assert said.startswith("Request under m15 sent") and "[your request: approved]" in said, said
+    assert thanks.active and thanks.presented and world.policy.answers.get(thanks.spec.id) == "approve"
     assert not [i for i in env.toolbox.earlier if i["kind"] == "request" and i["t"] == parse_at("D4 16:15")]
 
 

@@ -6,8 +6,9 @@ the player set a follow-up that brought the purchase review forward to D2 07:00 
 12:00, Jordan is in the design review 09:15–12:00). "now" counted only work inside the window, so
 the decision was lost for serving the urgent task sooner. Now (``RunScorer._attend``/``_work``):
 substantive work on the urgent task by the window's end serves it, from when the task came up;
-only work inside the window tells whether the competing task needed postponing, so a competing
-task that comes up inside the window must still be put after the clash.
+only work inside the window tells whether the competing task needed postponing (a competing task
+that comes up inside it must still be put after the clash), unless the urgent task is finished
+when the window opens: then nothing clashes with it there (``RunScorer._open_windows``).
 
 The sweep plays the text oracle with a follow-up at every urgent task's ``earliest`` (set at the
 first call), over every pair and seeds 0, 1000, 1001: wherever the urgent task got work before its

@@ -25,7 +25,7 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   has a later chance, is no decision for that persona. A decision is won when both its tasks were active and
   now ∧ later. now: substantive work on the
   urgent task by τ⁺ (inside [τ⁻, τ⁺), or before it once the task has come up: sooner is never
-  worse) and no deferral of it before τ⁺. later: "later" is a decision about
+  worse; finished when the window opens, nothing clashes with it there) and no deferral of it before τ⁺. later: "later" is a decision about
   a clash the agent could see — the competing task deferred to a feasible time at or after the
   clash's end (τ⁺, or the urgent run's reported finish on the shared resource; where the resource is
   consumed then — a quota short until it refills, ``Resource.consumed`` — what the urgent run took
@@ -553,7 +553,8 @@ class RunScorer:
         a task brought forward, an early answer — serves it too: sooner is never worse); work
         inside the window notes whether the competing one was open then (finished or not yet
         come up, nothing needed postponing). Work before the window says nothing of that: the
-        competing task may still come up inside it and need putting after the clash."""
+        competing task may still come up inside it and need putting after the clash — unless the
+        urgent task is finished when the window opens (``_open_windows``: nothing clashes then)."""
         d.now = True
         if inside and d.competing_open is None:
             c = self.tasks[d.spec.competing]
@@ -741,8 +742,8 @@ class RunScorer:
         for d in self.decisions:
             if not d.opened and t >= d.spec.start:
                 d.opened = True
-                if not d.now and t < d.spec.end and self._finished(self.tasks[d.spec.urgent]):
-                    d.now, d.competing_open = True, False
+                if d.competing_open is None and t < d.spec.end and self._finished(self.tasks[d.spec.urgent]):
+                    d.now, d.competing_open = True, False  # (work on it before the window already made it "now")
         self._next_window_start = min((d.spec.start for d in self.decisions if not d.opened), default=math.inf)
 
     def _close_windows(self, t: float) -> bool:
