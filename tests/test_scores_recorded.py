@@ -3,7 +3,7 @@ final J, on every scenario x persona pair and seeds 0 and 1000, for the oracle a
 player that picks among the masked-valid actions, are bit-identical to the recorded ones
 (``tests/data/scores_recorded.json``, written by ``--record``). Speed work must leave it as it is;
 a change meant to move scores re-records it in the same commit and says what moved in
-docs/suite-changelog.md (last re-recorded on suite 0.9.0's scoring changes).
+docs/suite-changelog.md (last re-recorded on suite 0.10.0's scoring changes: the coins).
 
 A digest per play holds each step's reward (``float.hex``), scores (JSON, sorted keys, floats
 as ``float.hex``) and observation (its arrays' bytes), so a change in the last bit of any of them

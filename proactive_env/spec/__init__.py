@@ -8,7 +8,7 @@ from .timeline import format_at, parse_at
 from .validate import MAX_CATEGORIES, MAX_TASKS, PUT_TO_USER, contested, reachable_states, rule_at, rules_of, through_user, trigger_minute
 
 # Version of the shipped scenario suite; results and trajectories record it (docs/suite-changelog.md).
-SUITE_VERSION = "0.9.0"
+SUITE_VERSION = "0.10.0"
 
 __all__ = [
     "SUITE_VERSION", "PERSONAS", "PUT_TO_USER", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
