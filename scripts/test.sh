@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 suite() {  # suite VENV [pytest args]: that venv's gymnasium, then its run, each line prefixed
   local venv=$1; shift
   "$venv/bin/python" -c 'import gymnasium; print("gymnasium", gymnasium.__version__)'
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+  PYTHONUNBUFFERED=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"  # (lines as they come, through the pipe)
 }
 bash scripts/setup.sh test,minari
 if [ $# -gt 0 ] || [ -n "${PROACTIVITY_SKIP_RLLIB:-}" ]; then
