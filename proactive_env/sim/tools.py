@@ -1166,6 +1166,7 @@ class TextTools:
         ids = ", ".join(m for m in w.matters if m in mine)
         return (f"{tool}: refused — not tried: not the arguments of an open matter's {tool}{f' ({ids})' if ids else ''}; "
                 f"name the matter in 'about' to try it there (a try says which arguments are off; a failed one counts)")
+
     def _bring_up_need(self, tool: str, args: Any) -> None:
         """A need the agent could see is the agent's from then on: a call for an action that no
         open matter takes on these arguments, which is a knowable need's action on that need's own

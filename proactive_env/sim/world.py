@@ -899,6 +899,8 @@ _STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not app
            "competing_work": "declined: it came while your work competed with theirs",
            "sleep_time_work": "declined: it came with work run in their sleep time"}
 _DECLINE_RULES = frozenset({"persona_declines", "low_trust", "competing_work", "sleep_time_work"})
+
+
 def decided_tool(task: TaskState, requested: tuple[str, ...]) -> str | None:
     """What a request about the task is decided on: its run where it asks for that, else its
     action, else (where it names anything) its run, if the user decides that (None: nothing to
