@@ -25,7 +25,8 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   has a later chance, is no decision for that persona. A decision is won when both its tasks were active and
   now ∧ later. now: substantive work on the
   urgent task by τ⁺ (inside [τ⁻, τ⁺), or before it once the task has come up: sooner is never
-  worse; finished when the window opens, nothing clashes with it there) and no deferral of it before τ⁺. later: "later" is a decision about
+  worse; finished when the window opens, nothing clashes with it there) and no deferral of it
+  before τ⁺. later: "later" is a decision about
   a clash the agent could see — the competing task deferred to a feasible time at or after the
   clash's end (τ⁺, or the urgent run's reported finish on the shared resource; where the resource is
   consumed then — a quota short until it refills, ``Resource.consumed`` — what the urgent run took
