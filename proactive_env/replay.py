@@ -58,8 +58,12 @@ def _replay_env(base: Scenario, trajectory: dict):
             if core.persona == trajectory["persona"] and _normal(core._variant) == recorded:
                 return env
             env.close()
+    # (a run recorded before the suite drew the user's coins, 0.10.0, has none: say so, not only "differs")
+    older = ("; it has no 'coins', so it was recorded before suite 0.10.0, whose variants also draw the "
+             "user's coins: replay it with the suite it was recorded on"
+             f" ({trajectory.get('suite_version', 'unknown')})" if "coins" not in recorded else "")
     raise TrajectoryError(f"variant: expected the variant seed {seed} draws for {trajectory['scenario']} "
-                          f"({trajectory['persona']}); the recorded one is not")
+                          f"({trajectory['persona']}); the recorded one is not{older}")
 
 
 def replay(trajectory: dict, base: Scenario | None = None) -> Scenario:

@@ -297,6 +297,20 @@ def test_show_refuses_a_log_entry_that_is_not_an_object(tmp_path, capsys):
     assert "log[2]" in err
 
 
+def test_a_run_recorded_before_the_coins_is_refused_saying_so(tmp_path, capsys):
+    """A trajectory from before suite 0.10.0 has no coins in its variant: the refusal says that,
+    and which suite it was recorded on, not only that the variant differs."""
+    trajectory = tmp_path / "t.json"
+    assert cli.main(["run", "--agent", "noop", "--seed", "1000", "--save", str(trajectory)]) == 0
+    data = json.loads(trajectory.read_text())
+    del data["variant"]["coins"]
+    data["suite_version"] = "0.9.0"
+    trajectory.write_text(json.dumps(data))
+    capsys.readouterr()
+    err = _one_line(capsys, ["show", str(trajectory), "--formats", "png"])
+    assert "no 'coins'" in err and "before suite 0.10.0" in err and "(0.9.0)" in err, err
+
+
 def test_bc_refuses_an_empty_file(tmp_path, capsys):
     pytest.importorskip("torch")
     empty = tmp_path / "bc.pt"
