@@ -9,11 +9,24 @@ import json
 import pathlib
 
 from proactive_env.baselines import make_agent
-from proactive_env.evaluate import play
+from proactive_env.evaluate import make_env, play
 from proactive_env.spec import PERSONAS, shipped_names
 
 SEEDS = (0, 1, 2)
 CASES = [(s, p) for s in shipped_names() for p in PERSONAS]
+
+
+def episode(agent, name: str, persona: str, seed: int, stop=lambda agent, obs: False):
+    """One text-face episode of ``agent`` until it ends or ``stop(agent, obs)`` holds; returns the
+    env (still open: its world and trajectory are read) and the last observation."""
+    env = make_env(name, persona, "text")
+    obs, info = env.reset(seed=seed)
+    agent.reset(env.unwrapped, seed)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        done = terminated or truncated or stop(agent, obs)
+    return env, obs
 
 
 @functools.lru_cache(maxsize=None)

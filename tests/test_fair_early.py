@@ -35,6 +35,7 @@ from proactive_env.evaluate import make_env
 from proactive_env.sim import TextTools
 from proactive_env.spec import PERSONAS, format_at, shipped_names, trigger_minute
 from proactive_env.spec.timeline import parse_at
+from runs import episode
 
 SEEDS = (0, 1000, 1001)
 SCORES = ("TC", "TA", "TR_D", "J")
@@ -43,13 +44,7 @@ ROUND25 = pathlib.Path(__file__).parent.parent / "docs" / "blind-sessions" / "bl
 
 def _play(agent, name: str, persona: str, seed: int):
     """One text episode of ``agent``; its scores and the world as it ended."""
-    env = make_env(name, persona, "text", None)
-    obs, info = env.reset(seed=seed)
-    agent.reset(env.unwrapped, seed)
-    done = False
-    while not done:
-        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-        done = terminated or truncated
+    env, _ = episode(agent, name, persona, seed)
     world = env.unwrapped.core.world
     scores = env.unwrapped.trajectory(agent=agent.name)["scores"]
     env.close()

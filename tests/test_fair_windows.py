@@ -22,11 +22,12 @@ import yaml
 from gymnasium.utils import seeding
 
 from proactive_env.baselines import TextOracleAgent
-from proactive_env.evaluate import make_env, play
+from proactive_env.evaluate import play
 from proactive_env.sim.tools import args_problem, record_names
 from proactive_env.spec import PERSONAS, ScenarioError, load_scenario, parse_scenario, shipped_names, variant
 from proactive_env.spec.loader import scenario_dir
 from proactive_env.spec.meaning import leaves, when
+from runs import episode
 
 SEEDS = (0, 1000, 1001)
 PAIRS = [(s, p) for s in shipped_names() for p in PERSONAS]
@@ -102,16 +103,9 @@ def _called(name: str, persona: str, seed: int, task: str, key: str, value: str,
     if whole:
         run = play(agent, name, persona, seed)
         return agent.result or "", run
-    env = make_env(name, persona, "text")
-    obs, info = env.reset(seed=seed)
-    agent.reset(env.unwrapped, seed)
-    done = False
-    while not done:
-        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-        done = terminated or truncated
-        if agent.calling:  # the call's result
-            agent.result = obs
-            break
+    env, obs = episode(agent, name, persona, seed, stop=lambda agent, obs: agent.calling)
+    if agent.calling:  # stopped at the call's result
+        agent.result = obs
     env.close()
     return agent.result or "", None
 
