@@ -838,6 +838,9 @@ def _conditions_on_tasks(s: Scenario) -> Iterator[Problem]:
     for path, cond in conditions:
         if cond is not None and cond.task not in ids:
             yield f"{path}.task", f"a task id (no task {cond.task!r})"
+        elif cond is not None and path.endswith("unless") and cond.state == "begun":
+            # (the world times what waits for `begun` from the start at the call: it holds from then)
+            yield f"{path}.state", "executed (an action's start makes nothing moot before it comes)"
 
 
 def _derived_texts(s: Scenario) -> Iterator[Problem]:
