@@ -17,6 +17,8 @@ from gymnasium.utils import seeding
 
 from proactive_env.baselines import TextOracleAgent
 from proactive_env.evaluate import play
+from proactive_env.replay import rescore
+from proactive_env.scoring.judge import RubricJudge
 from proactive_env.sim.tools import parse_when
 from proactive_env.spec import PERSONAS, load_scenario, shipped_names, variant
 from runs import episode
@@ -140,7 +142,8 @@ def test_an_action_given_a_later_start_takes_effect_then_and_the_reply_says_when
     """Every task whose tool declares a start, moved later inside what the task allows (or the
     reference's own start, where that is the only one it takes): the call is done, the reply says
     when it begins in the scenario's clock, the world logs that start, and nothing that follows the
-    run (``when: begun``) appears before it — it does appear after, in time, where the run goes on."""
+    run (``when: begun``) appears before it — it does appear after, in time, where the run goes on;
+    rescoring the run gives its live scores."""
     executed = appeared = 0
     for name, persona, seed, s, task in _cases():
         agent = StartOracle(task.id, _later)
@@ -160,6 +163,7 @@ def test_an_action_given_a_later_start_takes_effect_then_and_the_reply_says_when
             if due < s.end_minute - 1:
                 assert shown, (case, item, "never appeared")
                 appeared += 1
+        assert rescore(run, judges=[RubricJudge()]) == run["scores"], case  # the run replays as played
     assert executed >= 24  # the relaunch (planner, operator) and the ablation (all): 3 seeds each
     assert appeared >= 12  # the relaunch's results, from its start
 
