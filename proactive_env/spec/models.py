@@ -234,7 +234,6 @@ class Tool(Spec):
         "Read tools: the records the tool reads (default: any visible record). An argument named like "
         "a record field is matched on that field (a listed record without it: on its text)."))
 
-
     def start(self, args: dict, start_date: dt.date) -> int | None:
         """When an action with ``args`` begins, from the parameters it declares for that, in
         scenario minutes; None where the tool declares none or the call leaves them out (it
