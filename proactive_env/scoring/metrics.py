@@ -67,7 +67,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState, declines_sleep_time_work
-from ..sim.tools import ToolError, parse_when
 from ..sim.schedule import Schedule
 from ..spec import Depth, Scenario, Task, contested, reachable_states, through_user
 from .compose import compose_artifact
@@ -237,7 +236,7 @@ class RunScorer:
         self.brought: set[str] = set()  # records a message or notification the agent was shown brought
         self._reveals = {ev.id: set(ev.reveals) for ev in scenario.events}
         self._schedule_records = {r.id for r in scenario.records if r.kind.startswith("calendar")}
-        self._starts = {tool.name: tool.starts for tool in scenario.tools if tool.starts}
+        self._starts = {tool.name: tool for tool in scenario.tools if tool.starts}
         self.privacy = 0.0
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
@@ -698,17 +697,14 @@ class RunScorer:
     def _action_start(self, e: dict) -> int | None:
         """When an executed action begins, from its tool's declared start parameters (omitted: now);
         None where its tool declares none or the value is no time."""
-        names = self._starts.get(e.get("tool"))
-        if not names:
+        tool = self._starts.get(e.get("tool"))
+        if tool is None:
             return None
-        args = e.get("args") or {}
-        values = [args.get(n) for n in names]
-        if all(v in (None, "") for v in values):
-            return e["t"]
         try:
-            return parse_when(self.scenario, "T".join(str(v) for v in values))
-        except ToolError:
+            start = tool.start(e.get("args") or {}, self.scenario.start_date)
+        except ValueError:
             return None
+        return e["t"] if start is None else start
 
     def _defer(self, task: _Task, e: dict) -> None:
         t, until = e["t"], e.get("until")

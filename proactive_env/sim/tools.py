@@ -13,7 +13,6 @@ that task's is one judgement, execution's (``TextTools.args_problem``).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 from ..spec import Depth, Scenario, resource_use_labelled
 from ..spec.derive import names_problem, record_names
 from ..spec.meaning import in_words, leaves, mentions, normalise, same_list, same_value, states_value
-from ..spec.timeline import parse_at
+from ..spec.timeline import parse_when as when_in
 from .user import unclear_request
 from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline
 
@@ -135,17 +134,10 @@ def _function(name: str, description: str, properties: dict, required: list[str]
 
 def parse_when(scenario: Scenario, text: str) -> int:
     """``"D3 09:00"`` or an ISO date-time in the scenario's calendar → scenario minutes."""
-    text = re.sub(r"\s*\([^)]*\)\s*", " ", str(text)).strip()  # the clock's "D2 (Tue 3 Mar) 13:00" too
     try:
-        return parse_at(text)
-    except ValueError:
-        pass
-    try:
-        when = dt.datetime.fromisoformat(text.replace("T", " "))
-    except ValueError:
-        raise ToolError(f"expected a time like 'D3 09:00' or '{scenario.start_date} 09:00', got {text!r}") from None
-    days = (when.date() - scenario.start_date).days
-    return days * 1440 + when.hour * 60 + when.minute
+        return when_in(scenario.start_date, text)
+    except ValueError as e:
+        raise ToolError(str(e)) from None
 
 
 _LOOKUP_WORD = re.compile(r"[a-z0-9]{3,}")  # the words a look-up by free text matches on
@@ -1152,7 +1144,9 @@ class TextTools:
             raise ToolError(f"{name}: refused — it needs {w.scenario.user.name}'s approval first{wrong}{where}")
         if reason is not None:  # on its arguments: the keys, never a value the matter expects
             raise ToolError(f"{name}: refused — {reason}{where}")
-        return f"Done: {name}{self._action_linked(task, about)}."
+        begins = w.action_start(task, call_args)  # (a start later than now: the world carries it out then)
+        later = f"; it begins {w.clock_text(begins)}" if begins is not None else ""
+        return f"Done: {name}{self._action_linked(task, about)}{later}."
 
     def _not_tried(self, tool: str) -> str:
         """Why an execute that reached an open task by its action alone, on arguments not its own,

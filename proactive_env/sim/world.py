@@ -420,8 +420,10 @@ class World:
         self._bring_forward()
         return True
 
-    def _reach(self, task: TaskState, state: str) -> None:
-        """A task reached a state: release the records and events that waited for it."""
+    def _reach(self, task: TaskState, state: str, since: int | None = None) -> None:
+        """A task reached a state: release the records and events that waited for it, each its
+        ``after`` minutes from ``since`` (default: now; ``begun``: the action's own start)."""
+        since = self.now if since is None else since
         key = (task.spec.id, state)
         if key in self._reached:
             return
@@ -443,8 +445,8 @@ class World:
                 self._record("not_applicable", kind=kind, index=index, names=list(when.names))
                 continue
             kind_q = Q.EVENT if kind == "event" else Q.RECORD
-            self._queue.push(max(at, self.now + when.after), kind_q, entry)
-            self._released[key][1].append((max(at, self.now + when.after), kind_q, entry))
+            self._queue.push(max(at, since + when.after), kind_q, entry)
+            self._released[key][1].append((max(at, since + when.after), kind_q, entry))
 
     def _close(self, task: TaskState) -> None:
         if task.closed:
@@ -864,9 +866,10 @@ class World:
         repeat = self.is_repeat(task, Depth.EXECUTE)
         self._intervene(task, Depth.EXECUTE)
         reason = None if authorised else "unauthorised"
-        reason = reason or problem
+        reason = reason or problem or self.start_problem(task, args)
+        begins = self.action_start(task, args) if reason is None else None
         self._record("execute", task=spec.id, tool=spec.action.tool, args=args, ok=reason is None, reason=reason,
-                     **({"repeat": True} if repeat else {}))
+                     **({"repeat": True} if repeat else {}), **({"begins": begins} if begins is not None else {}))
         if reason == "unauthorised":
             task.exec_refused = True
             self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
@@ -877,7 +880,37 @@ class World:
         task.executed = True
         self.store.done_args[spec.id] = dict(args)  # what the world now shows of it derives from these
         self.store.changes += 1
-        self._reach(task, "executed")
+        self._reach(task, "executed")  # (done now: the submission, the booking, their confirmations)
+        self._reach(task, "begun", since=begins)  # what follows the action's run, from its start
+        return None
+
+    def action_start(self, task: TaskState, args: dict) -> int | None:
+        """When the task's action with ``args`` begins, where that is later than now (None: now):
+        its tool's declared start parameters (``Tool.starts``)."""
+        try:
+            start = self.tools[task.spec.action.tool].start(args, self.scenario.start_date)
+        except ValueError:
+            return None
+        return start if start is not None and start > self.now else None
+
+    def start_problem(self, task: TaskState, args: dict) -> str | None:
+        """Why the action cannot begin when ``args`` say (None: it can): a start that says no
+        time, one in the past, or one after the deadline where the task's reference starts its
+        action at once (work begun after it is due is late; a reference start of its own, and
+        any window around it, is judged with the arguments)."""
+        tool = self.tools[task.spec.action.tool]
+        names = " and ".join(f"'{n}'" for n in tool.starts)
+        try:
+            start = tool.start(args, self.scenario.start_date)
+        except ValueError as e:
+            return f"{names}: {e}"
+        if start is None:
+            return None
+        if start < self.now:
+            return f"{names}: it would begin {self.clock_text(start)}, before now"
+        if start >= task.spec.deadline and tool.start(task.spec.action.args, self.scenario.start_date) is None:
+            return (f"{names}: it would begin {self.clock_text(start)}, after this matter is due; begin it "
+                    f"sooner, or leave {names} out to begin now")
         return None
 
     def _revoke(self, tool: str) -> None:

@@ -33,6 +33,7 @@ from .meaning import entity_names, mentions
 
 PLACEHOLDER = re.compile(r"\{\{(.+?)\}\}")
 _FILTERS = {"count", "money", "sum"}
+ACTED = frozenset({"executed", "begun"})  # the states of an executed action: its texts derive from its arguments
 
 
 class Unresolved(LookupError):
@@ -163,7 +164,7 @@ def action_sources(scenario) -> dict[str, str]:
     tasks = {t.id: t for t in scenario.tasks}
 
     def of(when) -> str | None:
-        if when is not None and when.state == "executed" and tasks.get(when.task) and tasks[when.task].action:
+        if when is not None and when.state in ACTED and tasks.get(when.task) and tasks[when.task].action:
             return when.task
         return None
 
@@ -194,7 +195,7 @@ def conditioned_names(s, task_id: str) -> tuple[str, ...]:
     events, records and versions that wait for it): the items the action must include, or the
     world would have nothing to say about them (a substitution notice for an item never ordered)."""
     conds = [ev.when for ev in s.events] + [r.when for r in s.records] + [v.when for r in s.records for v in r.versions]
-    names = (n for c in conds if c is not None and c.task == task_id and c.state == "executed" for n in c.names)
+    names = (n for c in conds if c is not None and c.task == task_id and c.state in ACTED for n in c.names)
     return tuple(dict.fromkeys(names))
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from .meaning import Window
-from .timeline import parse_at, parse_daily
+from .timeline import parse_at, parse_daily, parse_when
 
 PERSONAS = ("reviewer", "planner", "operator")
 
@@ -172,9 +172,11 @@ class When(Spec):
     """A condition on the world: the task reached the state (``after`` minutes ago at least)."""
 
     task: Identifier
-    state: Literal["started", "done", "presented", "approved", "executed", "deferred", "missed"] = Field(
+    state: Literal["started", "done", "presented", "approved", "executed", "begun", "deferred", "missed"] = Field(
         description="started: work launched; done: all its work finished; presented, approved, executed; "
-                    "deferred; missed: its deadline passed without what the user wanted")
+                    "begun: its executed action took effect, at the start it was given (``Tool.starts``; "
+                    "none: when executed), e.g. a job ran; deferred; missed: its deadline passed without "
+                    "what the user wanted")
     after: int = Field(0, ge=0, le=7 * 24 * 60)
     names: list[str] = Field(default_factory=list, description=(
         "With state executed: holds only if the executed action's arguments name every one of these (a "
@@ -224,11 +226,22 @@ class Tool(Spec):
     lookup: str | None = Field(None, description="Read tools: the record field the first parameter is matched on.")
     starts: list[Identifier] = Field(default_factory=list, description=(
         "Execute tools whose action runs later: the parameters that say when it begins (one ISO date-time, "
-        "or a date and an HH:MM time; omitted, it begins now). The scorer reads an executed action's start "
-        "like an allocation's: after a clash, a postponement of it; inside, its run."))
+        "or a date and an HH:MM time; omitted, it begins now). The world carries the action out then (what "
+        "waits for it ``begun`` comes from then; a start in the past, or after the deadline where the "
+        "reference gives none, is refused); the scorer reads its start like an allocation's: after a clash, "
+        "a postponement of it; inside, its run."))
     reads: list[Identifier] = Field(default_factory=list, description=(
         "Read tools: the records the tool reads (default: any visible record). An argument named like "
         "a record field is matched on that field (a listed record without it: on its text)."))
+
+    def start(self, args: dict, start_date: dt.date) -> int | None:
+        """When an action with ``args`` begins, from the parameters it declares for that, in
+        scenario minutes; None where the tool declares none or the call leaves them out (it
+        begins now). Raises ``ValueError`` where they are given and say no time."""
+        values = [args.get(n) for n in self.starts]
+        if all(v in (None, "") for v in values):
+            return None
+        return parse_when(start_date, "T".join(str(v) for v in values))
 
 
 class PolicyChange(Spec):

@@ -6,6 +6,7 @@ Daily times (sleep, review) are written ``"HH:MM"``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 MINUTES_PER_DAY = 24 * 60
@@ -37,3 +38,18 @@ def format_at(minute: int) -> str:
     """Minutes since day 1 00:00 → ``"D2 09:30"``."""
     day, rest = divmod(int(minute), MINUTES_PER_DAY)
     return f"D{day + 1} {rest // 60:02d}:{rest % 60:02d}"
+
+
+def parse_when(start_date: dt.date, text: str) -> int:
+    """``"D3 09:00"`` or an ISO date-time (``"2026-04-15T04:15"``, ``"2026-04-15 04:15"``) in the
+    calendar of a scenario starting on ``start_date`` → scenario minutes. Raises ``ValueError``."""
+    text = re.sub(r"\s*\([^)]*\)\s*", " ", str(text)).strip()  # the clock's "D2 (Tue 3 Mar) 13:00" too
+    try:
+        return parse_at(text)
+    except ValueError:
+        pass
+    try:
+        when = dt.datetime.fromisoformat(text.replace("T", " "))
+    except ValueError:
+        raise ValueError(f"expected a time like 'D3 09:00' or '{start_date} 09:00', got {text!r}") from None
+    return (when.date() - start_date).days * MINUTES_PER_DAY + when.hour * 60 + when.minute

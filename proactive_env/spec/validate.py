@@ -9,7 +9,7 @@ import datetime
 import json
 from collections.abc import Iterator
 
-from .derive import action_sources, fill, fill_fields, names_hold, placeholders
+from .derive import ACTED, action_sources, fill, fill_fields, names_hold, placeholders
 from .expand import resource_use, user_busy
 from .meaning import in_words, leaves, mentions, when
 from .models import PERSONAS, Scenario, Task, When
@@ -21,8 +21,8 @@ Problem = tuple[str, str]
 
 # States a task reaches under each rule when the agent does what the user wants.
 RULE_STATES = {"prepare": {"started", "done"}, "suggest": {"started", "done", "presented"},
-               "approve": {"started", "done", "presented", "approved", "executed"},
-               "execute": {"started", "done", "executed"}}
+               "approve": {"started", "done", "presented", "approved", "executed", "begun"},
+               "execute": {"started", "done", "executed", "begun"}}
 
 
 def semantic_errors(s: Scenario) -> list[Problem]:
@@ -353,7 +353,7 @@ def reachable_states(s: Scenario, task: Task, persona: str | None = None, declin
         for rule in rules_of(s, p, task.category):
             reached = set(RULE_STATES[rule])
             if rule == "approve" and (declined or p in task.declines):
-                reached -= {"approved", "executed"}
+                reached -= {"approved", "executed", "begun"}
             states |= reached
     return states
 
@@ -838,6 +838,9 @@ def _conditions_on_tasks(s: Scenario) -> Iterator[Problem]:
     for path, cond in conditions:
         if cond is not None and cond.task not in ids:
             yield f"{path}.task", f"a task id (no task {cond.task!r})"
+        elif cond is not None and path.endswith("unless") and cond.state == "begun":
+            # (the world times what waits for `begun` from the start at the call: it holds from then)
+            yield f"{path}.state", "executed (an action's start makes nothing moot before it comes)"
 
 
 def _derived_texts(s: Scenario) -> Iterator[Problem]:
@@ -854,8 +857,8 @@ def _derived_texts(s: Scenario) -> Iterator[Problem]:
                    f"{ver.title or ''} {ver.text} {json.dumps(ver.fields, default=str)}", ver.when)
                   for v, ver in enumerate(rec.versions)]
     for path, key, text, when in texts:
-        if when is not None and when.names and when.state != "executed":
-            yield f"{path}.when.names", "names only with state executed (what the executed action's arguments name)"
+        if when is not None and when.names and when.state not in ACTED:
+            yield f"{path}.when.names", "names only with state executed or begun (what the executed action's arguments name)"
         elif when is not None and when.names and when.task in tasks and tasks[when.task].action is not None \
                 and not names_hold(when.names, tasks[when.task].action.args):
             yield f"{path}.when.names", "names the task's reference action names (else no careful agent gets the branch)"
