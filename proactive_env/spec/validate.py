@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Iterator
 
 from .derive import action_sources, fill, fill_fields, names_hold, placeholders
@@ -735,6 +736,72 @@ def _window_problem(s: Scenario, task: Task, tool, key: str, window) -> str | No
                                    for m in starts}) > 1:
         return "a window TA judges alike throughout: on one side of each of its task's TA windows"
     return None
+
+
+def _time_limits_on_record(s: Scenario) -> Iterator[Problem]:
+    """Every time limit the agent is held to by a wait the scorer asks of it is one the records
+    give by the time the task comes up (its trigger; ``visible_by``). The limits:
+
+    * the deadline of a task its action begins later (a window on an argument ``Tool.starts``
+      names): the text face refuses the action after it ("over for this action"), and the
+      window's latest end is what the records state (``_argument_windows``), so the deadline
+      is that end, no other;
+    * the deadline of each TA decision's competing task: the decision's ``later`` counts only a
+      postponement before it, and the briefing says so ("before its deadline");
+    * every ``needed_by``: the briefing says results count half after "a time they mention".
+
+    A limit is stated where one sentence of a record, version or event visible by the trigger
+    names its time of day and its day (the date or the weekday), on meaning (``mentions``:
+    "9pm" is 21:00, "Wednesday 15 April" is 15 apr). Deadlines no wait meets (the work is due
+    when it comes up) are not held here."""
+    tools = {t.name: t for t in s.tools}
+    competing = {d.competing for d in s.ta_decisions}
+    for i, task in enumerate(s.tasks):
+        seen = None
+        for name, minute, window_end in _time_limits(s, task, tools, competing):
+            if window_end is not None:
+                if minute != window_end:
+                    yield (f"tasks[{i}].{name}", f"the latest start its window states ({format_at(window_end)}): "
+                                                 f"the action is refused after the deadline ({format_at(minute)})")
+                continue
+            seen = visible_by(s, trigger_minute(s, task), task.id) if seen is None else seen
+            if not _limit_stated(s, seen, minute):
+                yield (f"tasks[{i}].{name}", f"a time the records or events state by the time the task comes up "
+                                             f"({format_at(trigger_minute(s, task))}): no sentence says "
+                                             f"{' '.join(_limit_words(s, minute))}")
+
+
+def _time_limits(s: Scenario, task: Task, tools: dict, competing: set[str]) -> Iterator[tuple[str, int, int | None]]:
+    """The task's limits ``_time_limits_on_record`` holds: (field, minute, the latest start its
+    action's window states where the deadline is that window's, else None)."""
+    tool = tools.get(task.action.tool) if task.action is not None else None
+    ends = [_minute_of(s, w) for key, window in (task.action.windows.items() if tool is not None else ())
+            if key in tool.starts and (w := when(window.latest)) is not None and w.month is not None]
+    if ends:
+        yield "deadline", task.deadline, max(ends)
+    elif task.id in competing:
+        yield "deadline", task.deadline, None
+    if task.needed_by is not None:
+        yield "needed_by", task.needed_by, None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+_CLOCK_WORDS = {"12:00": ("noon", "midday"), "00:00": ("midnight",)}
+
+
+def _limit_words(s: Scenario, minute: int) -> tuple[str, str, str]:
+    """A point in time as the words a record says it in: its date, its weekday, its time of day."""
+    day = s.start_date + datetime.timedelta(days=minute // MINUTES_PER_DAY)
+    rest = minute % MINUTES_PER_DAY
+    return f"{day.day} {day.strftime('%b').lower()}", day.strftime("%a").lower(), f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _limit_stated(s: Scenario, text: str, minute: int) -> bool:
+    """Does one sentence of ``text`` name the point in time, its day (date or weekday) and its time?"""
+    date, weekday, clock = _limit_words(s, minute)
+    clocks = (clock, *_CLOCK_WORDS.get(clock, ()))
+    return any(any(mentions(x, c) for c in clocks) and (mentions(x, date) or mentions(x, weekday))
+               for x in _SENTENCE_END.split(text) if x)
 
 
 def _day_and_time(value: str) -> list[str]:
