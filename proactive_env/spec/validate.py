@@ -743,10 +743,10 @@ def _time_limits_on_record(s: Scenario) -> Iterator[Problem]:
     """Every time limit the agent is held to by a wait the scorer asks of it is one the records
     give by the time the task comes up (its trigger; ``visible_by``). The limits:
 
-    * the deadline of a task its action begins later (a window on an argument ``Tool.starts``
+    * the deadline of a task whose action begins later (a window on an argument ``Tool.starts``
       names): the text face refuses the action after it ("over for this action"), and the
-      window's latest end is what the records state (``_argument_windows``), so the deadline
-      is that end, no other;
+      window's latest start is what the records state (``_argument_windows``), so the deadline
+      is that start, no other;
     * the deadline of each TA decision's competing task: the decision's ``later`` counts only a
       postponement before it, and the briefing says so ("before its deadline");
     * every ``needed_by``: the briefing says results count half after "a time they mention".
@@ -880,7 +880,8 @@ def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str |
     unconditional ones, and those that wait for a state the expected behaviour (of ``persona``,
     or of some persona) reaches — never one that waits for ``task`` itself (what its own action
     brings cannot tell the agent how to do it); a text derived from an executed action reads as
-    that action's reference arguments fill it (the invoice sent says the total it was sent with)."""
+    that action's reference arguments fill it (the invoice sent says the total it was sent with);
+    a record an event reveals, from that event on (the world shows it then, and only then)."""
     return "\n".join(text for _, text in visible_parts(s, minute, task, persona))
 
 
