@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from collections.abc import Iterator
 
 from .derive import ACTED, action_sources, fill, fill_fields, names_hold, placeholders
@@ -30,6 +31,7 @@ def semantic_errors(s: Scenario) -> list[Problem]:
               _drawn_rules_stated, _descriptions_state_no_depth, _prose_leaves_drawn_rules_to_placeholders,
               _policy_changes_state_their_rules,
               _distractors_alone, _declared_arguments, _reference_values_on_record, _argument_windows,
+              _time_limits_on_record,
               _conditions_on_tasks, _derived_texts, _names_on_record)
     return [problem for check in checks for problem in check(s)]
 
@@ -737,6 +739,81 @@ def _window_problem(s: Scenario, task: Task, tool, key: str, window) -> str | No
     return None
 
 
+def _time_limits_on_record(s: Scenario) -> Iterator[Problem]:
+    """Every time limit the agent is held to by a wait the scorer asks of it is one the records
+    give by the time the task comes up (its trigger; ``visible_by``). The limits:
+
+    * the deadline of a task whose action begins later (a window on an argument ``Tool.starts``
+      names): the text face refuses the action after it ("over for this action"), and the
+      window's latest start is what the records state (``_argument_windows``), so the deadline
+      is that start, no other;
+    * the deadline of each TA decision's competing task: the decision's ``later`` counts only a
+      postponement before it, and the briefing says so ("before its deadline");
+    * every ``needed_by``: the briefing says results count half after "a time they mention".
+
+    A limit is stated where one sentence of a record, version or event visible by the trigger
+    names its time of day and its day, on meaning (``mentions``: "9pm" is 21:00, "Wednesday 15
+    April" is 15 apr): the date, the weekday, or — in a text whose day is known — "today",
+    "tonight" on that day and "tomorrow" on the day before. Deadlines no wait meets (the work is
+    due when it comes up) are not held here."""
+    tools = {t.name: t for t in s.tools}
+    competing = {d.competing for d in s.ta_decisions}
+    for i, task in enumerate(s.tasks):
+        seen = None
+        for name, minute, window_end in _time_limits(s, task, tools, competing):
+            if window_end is not None:
+                if minute != window_end:
+                    yield (f"tasks[{i}].{name}", f"the latest start its window states ({format_at(window_end)}): "
+                                                 f"the action is refused after the deadline ({format_at(minute)})")
+                continue
+            seen = visible_parts(s, trigger_minute(s, task), task.id) if seen is None else seen
+            if not _limit_stated(s, seen, minute):
+                yield (f"tasks[{i}].{name}", f"a time the records or events state by the time the task comes up "
+                                             f"({format_at(trigger_minute(s, task))}): no sentence says "
+                                             f"{' '.join(_limit_words(s, minute))}")
+
+
+def _time_limits(s: Scenario, task: Task, tools: dict, competing: set[str]) -> Iterator[tuple[str, int, int | None]]:
+    """The task's limits ``_time_limits_on_record`` holds: (field, minute, the latest start its
+    action's window states where the deadline is that window's, else None)."""
+    tool = tools.get(task.action.tool) if task.action is not None else None
+    ends = [_minute_of(s, w) for key, window in (task.action.windows.items() if tool is not None else ())
+            if key in tool.starts and (w := when(window.latest)) is not None and w.month is not None]
+    if ends:
+        yield "deadline", task.deadline, max(ends)
+    elif task.id in competing:
+        yield "deadline", task.deadline, None
+    if task.needed_by is not None:
+        yield "needed_by", task.needed_by, None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+_CLOCK_WORDS = {"12:00": ("noon", "midday"), "00:00": ("midnight",)}
+_RELATIVE_DAYS = {0: ("today", "tonight", "this morning", "this afternoon", "this evening"), 1: ("tomorrow",)}
+
+
+def _limit_words(s: Scenario, minute: int) -> tuple[str, str, str]:
+    """A point in time as the words a record says it in: its date, its weekday, its time of day."""
+    day = s.start_date + datetime.timedelta(days=minute // MINUTES_PER_DAY)
+    rest = minute % MINUTES_PER_DAY
+    return f"{day.day} {day.strftime('%b').lower()}", day.strftime("%a").lower(), f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _limit_stated(s: Scenario, parts: list[tuple[int | None, str]], minute: int) -> bool:
+    """Does one sentence of the texts (each with the minute it appears) name the point in time:
+    its time and its day (date, weekday, or the day relative to the text's own)?"""
+    date, weekday, clock = _limit_words(s, minute)
+    clocks = (clock, *_CLOCK_WORDS.get(clock, ()))
+    day = minute // MINUTES_PER_DAY
+    for at, text in parts:
+        ahead = None if at is None else day - at // MINUTES_PER_DAY
+        days = (date, weekday, *_RELATIVE_DAYS.get(ahead, ()))
+        if any(any(mentions(x, c) for c in clocks) and any(mentions(x, d) for d in days)
+               for x in _SENTENCE_END.split(text) if x):
+            return True
+    return False
+
+
 def _day_and_time(value: str) -> list[str]:
     """A point in time in the words a record says it, its day and its time apart ("2026-04-16T02:00"
     → ["16 apr", "02:00"]): a record may give the day once for a span of times."""
@@ -803,7 +880,15 @@ def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str |
     unconditional ones, and those that wait for a state the expected behaviour (of ``persona``,
     or of some persona) reaches — never one that waits for ``task`` itself (what its own action
     brings cannot tell the agent how to do it); a text derived from an executed action reads as
-    that action's reference arguments fill it (the invoice sent says the total it was sent with)."""
+    that action's reference arguments fill it (the invoice sent says the total it was sent with);
+    a record an event reveals, from that event on (the world shows it then, and only then)."""
+    return "\n".join(text for _, text in visible_parts(s, minute, task, persona))
+
+
+def visible_parts(s: Scenario, minute: int, task: str | None = None,
+                  persona: str | None = None) -> list[tuple[int | None, str]]:
+    """``visible_by``'s texts apart, each with the minute it appears (a record there from the start:
+    0; one that waits for a state and has no time: None, unknown)."""
     ids = {t.id: t for t in s.tasks}
     sources = action_sources(s)
 
@@ -818,13 +903,19 @@ def visible_by(s: Scenario, minute: int, task: str | None = None, persona: str |
     def said(key: str, *texts: str, fields: dict) -> list[str]:
         return [*(fill(x, args(key)) for x in texts), *map(str, fill_fields(fields, args(key)).values())]
 
-    parts = [fill(e.text, args(f"event:{e.id}")) for e in s.events if e.at <= minute and seen(e.when)]
+    parts = [(e.at, fill(e.text, args(f"event:{e.id}"))) for e in s.events if e.at <= minute and seen(e.when)]
+    revealed: dict[str, list[int]] = {}  # a record an event reveals appears with it, and only then
+    for e in s.events:
+        for rid in e.reveals:
+            revealed.setdefault(rid, []).extend([e.at] if seen(e.when) else [])
     for r in s.records:
-        if (r.appears is None or r.appears <= minute) and seen(r.when):
-            parts += said(f"record:{r.id}", r.title, r.text, fields=r.fields)
-            parts += [x for j, v in enumerate(r.versions, start=1) if v.at <= minute and seen(v.when)
+        shown = r.appears if r.id not in revealed else min(revealed[r.id], default=s.end_minute)
+        if (shown is None or shown <= minute) and seen(r.when):
+            at = shown if shown is not None else 0 if r.when is None else None  # conditional: when it holds
+            parts += [(at, x) for x in said(f"record:{r.id}", r.title, r.text, fields=r.fields)]
+            parts += [(v.at, x) for j, v in enumerate(r.versions, start=1) if v.at <= minute and seen(v.when)
                       for x in said(f"record:{r.id}:{j}", v.title or "", v.text, fields=v.fields)]
-    return "\n".join(parts)
+    return parts
 
 
 # ------------------------------------------------------------------ a world that remembers (issue #20.5)
