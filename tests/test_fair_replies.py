@@ -30,11 +30,10 @@ import pytest
 
 from proactive_env.baselines import TextOracleAgent
 from proactive_env.envs.text import ProactivityTextEnv
-from proactive_env.sim import ToolError
 from proactive_env.sim.tools import GENERIC_TOOLS
 from proactive_env.sim.world import REQUEST_STATUS, RUN_TOOL
 from proactive_env.spec import PERSONAS, shipped_names
-from runs import blind_session
+from runs import ask_approval, blind_session
 
 SEEDS = (0, 1000, 1001)
 CASES = [(name, persona) for name in shipped_names() for persona in PERSONAS]
@@ -78,14 +77,8 @@ def _statuses(result: str, inbox: list[str]) -> list[str]:
 
 def _ask(tools, actions, about) -> tuple[list[str], int]:
     """The request's statuses and how many log entries it added."""
-    world = tools.world
-    log, inbox = len(world.log), len(world.inbox)
-    try:
-        result = tools.call("request_approval", {"message": MESSAGE, "actions": actions,
-                                                 **({"about": about} if about is not None else {})})
-    except ToolError as exc:
-        result = f"Error: {exc}"
-    return _statuses(result, world.inbox[inbox:]), len(world.log) - log
+    result, log, inbox = ask_approval(tools, MESSAGE, actions, about)
+    return _statuses(result, inbox), len(log)
 
 
 def _own_steps(world, tools) -> set[str]:

@@ -621,8 +621,8 @@ class TextTools:
             if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:
                 # the same rule as a live request: an approval holds until the action is done, so a
                 # second kept request for it (two asked before the matter came up) is not asked again
-                w._say(f"It repeats a request {w.scenario.user.name} has approved under {matter.id}: not asked "
-                       f"again; carry it out (an approval holds until the action is done).")
+                w._say(f"It was not put to {w.scenario.user.name} again: "
+                       f"{request_status('already_approved', under=f' under {matter.id}')}.")
                 w.dirty.add(task.index)
                 return
             requested = item["requested"]
@@ -980,7 +980,7 @@ class TextTools:
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
-                raise ToolError(f"request_approval: not sent — {over}")  # (the judgement "over", said)
+                raise ToolError(f"request_approval: not sent — {over}")  # (``_closed_for``: the judgement "over")
             # work done before its matter comes up is not lost: with or without about, a request
             # for an action no open matter calls for waits for a task that comes up with it and
             # fits its arguments (``settle``); the user sees it only then, under the rule then

@@ -590,7 +590,7 @@ class World:
             return request_status(judgement, asks=f" (this matter's action: "
                                                   f"{decided_tool(self.by_id[decision.task], decision.actions)})")
         if judgement == "nothing":
-            return request_status(judgement, why="nothing under this matter needs an OK")
+            return request_status(judgement, why="no action of this matter needs an OK")
         return request_status(judgement)
 
     # ------------------------------------------------------------------ compute
