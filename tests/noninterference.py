@@ -3,8 +3,8 @@
 ``probe_run`` plays one scenario–persona–seed on the text face's tools with a script that uses
 only what the agent sees: at every decision point it lists, reads every visible record with and
 without ``about``, reserves every resource for every record title, calls every domain tool and
-asks approval for every execute tool (with no arguments, and with the schema's examples), with and
-without ``about``; on every record title it has not
+asks approval for every execute tool (with no arguments, and with the schema's examples), for a run
+and for a note alone, with and without ``about``; on every record title it has not
 used before it writes a note, a message and a postponement, with and without ``about`` (once:
 what is kept waits for a matter, and repeating it would only grow that list). It returns every observation with the minute it was made. Played once on the
 scenario and once on the scenario with one task removed, the observations before that task
@@ -111,7 +111,11 @@ def _probe(world: World, call, used: set[str]) -> None:
                 call("defer_task", what=title, plan="pick it up then", until=at, about=about)
         used.add(title)
     subject = titles[-1] if titles else "this"
-    for about in (None, latest):
+    for about in (None, latest):  # a run, and one of the agent's own steps, asked for alone
+        call("request_approval", message=f"May I reserve what {subject} needs?",
+             actions=[{"tool": "allocate_resource", "args": {}}], about=about)
+        call("request_approval", message=f"May I note {subject}?", actions=[{"tool": "write_note", "args": {}}],
+             about=about)
         for tool in s.tools:
             first = next(iter(tool.params), None)
             call(tool.name, about=about)

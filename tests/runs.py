@@ -29,6 +29,21 @@ def episode(agent, name: str, persona: str, seed: int, stop=lambda agent, obs: F
     return env, obs
 
 
+def ask_approval(tools, message, actions, about):
+    """A request_approval on the text face's tools: its result and what it changed, the log and
+    inbox entries it added."""
+    from proactive_env.sim import ToolError
+
+    world = tools.world
+    log, inbox = len(world.log), len(world.inbox)
+    try:
+        result = tools.call("request_approval", {"message": message, "actions": actions,
+                                                 **({"about": about} if about is not None else {})})
+    except ToolError as exc:
+        result = f"Error: {exc}"
+    return result, world.log[log:], world.inbox[inbox:]
+
+
 @functools.lru_cache(maxsize=None)
 def runs(agent: str, scenario: str, persona: str, seeds: tuple[int, ...] = SEEDS) -> tuple[dict, ...]:
     return tuple(play(make_agent(agent), scenario, persona, seed) for seed in seeds)

@@ -17,10 +17,11 @@ import pytest
 from gymnasium.utils import seeding
 
 from noninterference import drawn, without
+from runs import ask_approval as _ask
 from proactive_env.baselines import TextOracleAgent
 from proactive_env.envs.text import ProactivityTextEnv
 from proactive_env.evaluate import play
-from proactive_env.sim import TextTools, ToolError, World
+from proactive_env.sim import TextTools, World
 from proactive_env.sim.tools import GENERIC_TOOLS
 from proactive_env.sim.world import RUN_TOOL
 from proactive_env.spec import PERSONAS, shipped_names
@@ -55,18 +56,6 @@ def _approval_tasks_as_they_come_up(name, persona):
             for task in [t for t in tools.open_tasks() if t.spec.action and not t.executed and t.index not in seen]:
                 seen.add(task.index)
                 yield seed, world, tools, task, _about(world, task), f"May I {task.spec.action.tool.replace('_', ' ')}?"
-
-
-def _ask(tools, message, actions, about):
-    """The request's result and what it changed: the log and inbox entries it added."""
-    world = tools.world
-    log, inbox = len(world.log), len(world.inbox)
-    try:
-        result = tools.call("request_approval", {"message": message, "actions": actions,
-                                                 **({"about": about} if about is not None else {})})
-    except ToolError as exc:
-        result = f"Error: {exc}"
-    return result, world.log[log:], world.inbox[inbox:]
 
 
 def _own(task):

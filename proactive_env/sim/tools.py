@@ -22,7 +22,7 @@ from ..spec.derive import names_problem, record_names
 from ..spec.meaning import in_words, leaves, mentions, normalise, same_list, same_value, states_value
 from ..spec.timeline import parse_when as when_in
 from .user import unclear_request
-from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline
+from .world import RUN_TOOL, Matter, TaskState, World, decided_tool, headline, needs_no_ok, request_status
 
 _STR = {"type": "string"}
 _ABOUT = {"about": {**_STR, "description": "optional: the id of the open matter this concerns"}}
@@ -279,6 +279,11 @@ def _required(args: dict, key: str) -> str:
     if not isinstance(value, str):
         raise ToolError(f"expected {key!r} to be a string, got {type(value).__name__}")
     return value.strip()
+
+
+def _not_sent(judgement: str, **fields: str) -> ToolError:
+    """A request nothing of which is put to the user, said by its judgement (``REQUEST_STATUS``)."""
+    return ToolError(f"request_approval: not sent — {request_status(judgement, **fields)}")
 
 
 class TextTools:
@@ -608,8 +613,8 @@ class TextTools:
             if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:
                 # the same rule as a live request: an approval holds until the action is done, so a
                 # second kept request for it (two asked before the matter came up) is not asked again
-                w._say(f"It repeats a request {w.scenario.user.name} has approved under {matter.id}: not asked "
-                       f"again; carry it out (an approval holds until the action is done).")
+                w._say(f"It was not put to {w.scenario.user.name} again: "
+                       f"{request_status('already_approved', under=f' under {matter.id}')}.")
                 w.dirty.add(task.index)
                 return
             requested = item["requested"]
@@ -879,8 +884,10 @@ class TextTools:
         message = _required(args, "message")
         actions = args.get("actions")
         if not isinstance(actions, list) or not actions or not all(isinstance(a, dict) for a in actions):
-            raise ToolError("request_approval: expected 'actions', a non-empty list of {\"tool\": ..., \"args\": {...}}")
-        asked = [a for a in actions if self._may_need_approval(str(a.get("tool")))] or actions
+            raise _not_sent("malformed")
+        asked = [a for a in actions if self._may_need_approval(str(a.get("tool")))]
+        if not asked:  # only the agent's own steps: nothing to put to the user, whatever the matter holds
+            raise _not_sent("nothing", why=needs_no_ok([str(a.get("tool")) for a in actions]))
         for action in asked:
             self._bring_up_need(str(action.get("tool")), action.get("args"))
         parts = self._parts(asked, args.get("about"))
@@ -965,19 +972,17 @@ class TextTools:
         if task is None and acts:  # nothing open it fits: it waits for a matter it fits (said alike whatever is to come)
             over = next((self._closed_for(r, about) for r in requested if self._closed_for(r, about)), "")
             if over:
-                raise ToolError(f"request_approval: not sent — {over}")
+                raise ToolError(f"request_approval: not sent — {over}")  # (``_closed_for``: the judgement "over")
             # work done before its matter comes up is not lost: with or without about, a request
             # for an action no open matter calls for waits for a task that comes up with it and
             # fits its arguments (``settle``); the user sees it only then, under the rule then
             w._record("message", text=message, request=list(requested))
             self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": requested,
                                  "args": tool_args, **self._named(about)})
-            return (f"Request kept: it fits no open matter; it goes to {w.scenario.user.name} if a matter it fits "
-                    f"comes up (you will be told).")
+            return f"Request {request_status('kept', user=w.scenario.user.name)}."
         task = task or self.attribute(message, about=about)
         if task is None:  # the user could not tell what to answer: nothing is put to them
-            raise ToolError("request_approval: not sent — not understood: name the exact actions and the matter "
-                            "they are for")
+            raise _not_sent("unrecognised_action", asks=" and the matter they are for")
         if RUN_TOOL in requested and not w.needs_run_ok(task) and not self._named_run(task, about):
             requested = tuple(r for r in requested if r != RUN_TOOL) or requested  # reserving needs no OK here
         split = ""
@@ -988,28 +993,30 @@ class TextTools:
                 self.earlier.append({"kind": "request", "text": message, "t": w.now, "requested": rest,
                                      "args": tool_args, **self._named(about)})
                 split = f" ({', '.join(rest)}: kept for the matter whose work it is; you will be told)"
-        if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:  # said, not asked again
-            matter = w.matter_of(task)
-            raise ToolError(f"request_approval: not sent — {w.scenario.user.name} already approved this"
-                            f"{f' under {matter.id}' if matter else ''}; carry it out (an approval holds until "
-                            f"the action is done)")
-        elsewhere = self._elsewhere(task, requested, about)
-        if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
-            raise ToolError(f"request_approval: not sent — {', '.join(elsewhere)} is the work of another open matter; "
-                            f"one matter per request: ask for it on its own")
         wanted = decided_tool(task, requested)
         unknown = any(r not in w.tools and r not in GENERIC_TOOLS for r in requested)  # no tool at all
-        if unclear_request(wanted, requested) or (wanted is None and unknown):  # the user could not tell what to answer
-            matter = w.matter_of(task).id if w.matter_of(task) else "this matter"
-            asks = f"{matter}'s action: {wanted}" if wanted else f"nothing under {matter} needs an OK"
-            raise ToolError(f"request_approval: not sent — not understood: name the exact actions ({asks})")
+        matter = w.matter_of(task)
+        if unknown:  # the user could not tell what to answer, whatever the matter's state
+            raise self._not_understood(matter, wanted)
+        if w.policy.answers.get(task.spec.id) == "approve" and not task.executed:  # said, not asked again
+            raise _not_sent("already_approved", under=f" under {matter.id}" if matter else "")
+        elsewhere = self._elsewhere(task, requested, about)
+        if elsewhere:  # one matter per request: said before the user is asked, nothing recorded against it
+            raise _not_sent("elsewhere", tools=", ".join(elsewhere))
+        if unclear_request(wanted, requested):  # the user could not tell what to answer
+            raise self._not_understood(matter, wanted)
         decision = w.present(task, message, request=True, what=_what(message), requested=requested)
         linked = self._action_linked(task, about) if acts else self._linked(task, about)
         split += self._args_said(task, requested, tool_args)
-        if decision is None:
-            return f"Request{linked} queued: the user will decide when available.{split}"
-        return (f"Request{linked} sent; {w.scenario.user.name} answered at once (the reply is "
-                f"below).{split}")
+        judgement = "queued" if decision is None else "sent"
+        return f"Request{linked} {request_status(judgement, user=w.scenario.user.name)}.{split}"
+
+    @staticmethod
+    def _not_understood(matter: Matter | None, wanted: str | None) -> ToolError:
+        """A request the user could not tell what to answer: what the matter asks for, if anything."""
+        where = matter.id if matter is not None else "this matter"
+        asks = f" ({where}'s action: {wanted})" if wanted else f" (nothing under {where} needs an OK)"
+        return _not_sent("unrecognised_action", asks=asks)
 
     def _request_owner(self, requested: tuple[str, ...], args: dict, about: Any, words: str,
                        among: list[TaskState] | None = None) -> TaskState | None:
@@ -1203,7 +1210,7 @@ class TextTools:
         if any(t.spec.action.tool == tool and self.args_problem(t, args) is None
                for t in self.open_tasks() if t.spec.action and not t.executed):
             return ""
-        return self._closed_for(tool, about) or f"{matter.id}: this was already done"
+        return self._closed_for(tool, about) or request_status("over", matter=matter.id, why="it was already done")
 
     def _closed_at(self, task: TaskState) -> int:
         return next((e["t"] for e in reversed(self.world.log) if e["type"] == "task_closed" and e["task"] == task.spec.id),
@@ -1219,9 +1226,8 @@ class TextTools:
         if not closed:
             return ""
         task = closed[-1]
-        if task.executed:
-            return f"{matter.id}: this was already done"
-        return f"{matter.id} is over for this action: it was needed by {self.world.clock_text(self._closed_at(task))}"
+        why = "it was already done" if task.executed else f"it was needed by {self.world.clock_text(self._closed_at(task))}"
+        return request_status("over", matter=matter.id, why=why)
 
     # ------------------------------------------------------------------ time
     def _tool_schedule_followup(self, args: dict) -> str:

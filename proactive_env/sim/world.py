@@ -580,12 +580,20 @@ class World:
             style = f"{user.speaking_style} {self.scenario.personas[self.persona].style}".strip()
             text = reply(template, what, self.rephrase, style, decision.verdict)
             self._record("reply", text=text, reworded=text != base)
-        status = _STATUS[decision.verdict]  # however terse the user's words
-        if decision.rule in _STATUS and (decision.verdict == "decline") == (decision.rule in _DECLINE_RULES):
-            status = _STATUS[decision.rule]
-        if decision.rule == "unrecognised_action":  # what this matter asks for: its own action, nothing still to come
-            status += f" (this matter's action: {decided_tool(self.by_id[decision.task], decision.actions)})"
-        return f"{user.name}: {text} [your request: {status}]"
+        return f"{user.name}: {text} [your request: {self.decision_status(decision)}]"
+
+    def decision_status(self, decision: Decision) -> str:
+        """A decision's judgement, said as every request's is (``REQUEST_STATUS``), however terse the
+        user's words: the rule where it says more (a decline's rule, not understood, incomplete)."""
+        judgement = decision.verdict
+        if decision.rule in REQUEST_STATUS and (decision.verdict == "decline") == (decision.rule in _DECLINE_RULES):
+            judgement = decision.rule
+        if judgement == "unrecognised_action":  # what this matter asks for: its own action, nothing still to come
+            return request_status(judgement, asks=f" (this matter's action: "
+                                                  f"{decided_tool(self.by_id[decision.task], decision.actions)})")
+        if judgement == "nothing":
+            return request_status(judgement, why="no action of this matter needs an OK")
+        return request_status(judgement)
 
     # ------------------------------------------------------------------ compute
     def resource_free(self, resource: str | None, start: int, end: int) -> bool:
@@ -922,15 +930,47 @@ class World:
             self._change_policy(dict.fromkeys(sorted(delegated), "approve"), "revocation")
 
 
-_STATUS = {"approve": "approved", "decline": "declined", "acknowledge": "not approved: they will do it themselves",
-           "nothing": "nothing here to approve", "unrecognised_action": "not understood: name the exact actions",
-           "incomplete_request": "not approved: list every action it involves",
-           # a decline says which rule decided it, so the agent knows whether asking again can help
-           "persona_declines": "declined: their answer to this one is no",
-           "low_trust": "declined: their trust in you is low after work at the wrong depth or missed; "
-                        "work at the depth the policy wants restores it",
-           "competing_work": "declined: it came while your work competed with theirs",
-           "sleep_time_work": "declined: it came with work run in their sleep time"}
+# Every judgement a request can get, and how it is said: the one table (the user's decisions, in
+# "[your request: ...]", and the text face's results, "Request ..." or "not sent — ..."). Each path
+# names a judgement; the words are the judgement's alone (fields fill in names and ids only), so the
+# same kind of request gets the same answer in every scenario, whichever path judged it.
+REQUEST_STATUS = {
+    # the user's decisions
+    "approve": "approved",
+    "decline": "declined",
+    "acknowledge": "not approved: they will do it themselves",
+    "incomplete_request": "not approved: list every action it involves",
+    # a decline says which rule decided it, so the agent knows whether asking again can help
+    "persona_declines": "declined: their answer to this one is no",
+    "low_trust": "declined: their trust in you is low after work at the wrong depth or missed; "
+                 "work at the depth the policy wants restores it",
+    "competing_work": "declined: it came while your work competed with theirs",
+    "sleep_time_work": "declined: it came with work run in their sleep time",
+    # decides nothing: nothing is put to the user by the text face, and a decision leaves the answer standing
+    "nothing": "nothing here to approve: {why}",
+    "unrecognised_action": "not understood: name the exact actions{asks}",
+    "already_approved": "already approved{under}: carry it out (an approval holds until the action is done)",
+    "elsewhere": "{tools} is the work of another open matter; one matter per request: ask for it on its own",
+    "over": "{matter} is over for this action: {why}",
+    "malformed": "malformed: expected 'actions', a non-empty list of {{\"tool\": ..., \"args\": {{...}}}}",
+    # where it went
+    "kept": "kept: it fits no open matter; it goes to {user} if a matter it fits comes up (you will be told)",
+    "sent": "sent; {user} answered at once (the reply is below)",
+    "queued": "queued: the user will decide when available",
+}
+
+
+def request_status(judgement: str, **fields: str) -> str:
+    """How a request's judgement is said (``REQUEST_STATUS``)."""
+    return REQUEST_STATUS[judgement].format(**fields)
+
+
+def needs_no_ok(tools: list[str]) -> str:
+    """Why a request listing only the agent's own steps has nothing to approve."""
+    names = ", ".join(dict.fromkeys(tools))
+    return f"{names} {'needs' if len(set(tools)) == 1 else 'need'} no OK now (your own step)"
+
+
 _DECLINE_RULES = frozenset({"persona_declines", "low_trust", "competing_work", "sleep_time_work"})
 
 
