@@ -204,6 +204,12 @@ def test_a_knowable_need_acted_on_before_its_trigger_is_carried_out_and_scores_a
         assert checked > 0  # the sweep did reach needs known before their trigger
 
 
+def _begun_at_once(call: str) -> str:
+    parsed = json.loads(call)
+    parsed.get("arguments", parsed).pop("begin")
+    return json.dumps(parsed)
+
+
 def test_round25_the_wednesday_booking_made_at_0830_is_carried_out():
     """Round 25 (experiments / planner / 1025): the player's own calls, replayed; at D2 08:30
     (call 60) the booking with the reference arguments is done, and t08 comes up then."""
@@ -211,8 +217,10 @@ def test_round25_the_wednesday_booking_made_at_0830_is_carried_out():
     env = make_env(session["scenario"], session["persona"], "text", None)
     env.reset(seed=session["seed"])
     world = env.unwrapped.core.world
-    for call in session["calls"][:60]:
-        env.step(call)
+    for i, call in enumerate(session["calls"][:60]):
+        # call 24 relaunched the eval with a `begin` two days after it was due: carried out at once
+        # when played, refused since begin27 (tests/test_fair_begin.py); replayed as it ran then
+        env.step(_begun_at_once(call) if i == 24 else call)
     booking = json.loads(session["calls"][60])
     assert booking["tool"] == "book_gpu_slot" and world.now == parse_at("D2 08:30")
     t08 = world.by_id["t08_book_wednesday"]
