@@ -29,8 +29,10 @@ def nights(s: Scenario) -> list[tuple[int, int]]:
 
 
 def wake_ups(s: Scenario) -> tuple[int, ...]:
-    """The minutes the user speaks (a message or feedback of theirs) inside one of their nights."""
-    spoken = sorted(e.at for e in s.events if e.kind in USER_SPEAKS)
+    """The minutes the user surely speaks (a message or feedback of theirs that waits for nothing
+    and nothing cancels) inside one of their nights. (One that hangs on what the agent does is
+    not known at reset, when the world's schedule is built.)"""
+    spoken = sorted(e.at for e in s.events if e.kind in USER_SPEAKS and e.when is None and e.unless is None)
     return tuple(m for m in spoken if any(a <= m < b for a, b in nights(s)))
 
 
