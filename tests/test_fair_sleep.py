@@ -89,7 +89,7 @@ def test_a_jitter_keeps_words_written_just_after_waking_out_of_the_night(tmp_pat
 
 def test_words_in_the_night_end_it_there_and_only_there():
     data = yaml.safe_load(SKELETON.read_text())
-    snacks = next(e for e in data["events"] if e["id"] == "e05_snacks")
+    snacks = next(e for e in data["events"] if e["id"] == "e06_snacks")
     snacks["at"] = "D2 06:20"  # Alex sleeps 23:00–07:00
     s = parse_scenario(data, "skeleton.yaml")
     w = World(s, "planner", np.random.default_rng(0))
