@@ -226,3 +226,49 @@ def test_round27_the_calibration_moved_to_wednesday_keeps_mondays_decision():
     scores = played_case("blind27-experiments-operator-1033").trajectory(agent="blind-27")["scores"]
     assert next(d for d in scores["ta_decisions"] if d["id"] == "ta1_monday_gpus")["later"]
     assert scores["TA"] == 1.0
+
+
+def _waiting_for_start(s):
+    """(task, record or event id, its ``after``) for what waits for a compute task's ``started``."""
+    compute = {t.id for t in s.tasks if t.work.resource}
+    items = [(r.id, r.when) for r in s.records] + [(e.id, e.when) for e in s.events]
+    return [(w.task, i, w.after) for i, w in items if w is not None and w.state == "started" and w.task in compute]
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_what_follows_a_reserved_run_waits_for_the_run(name):
+    """Blind round 27 (experiments / operator / 1033): the calibration, reserved for Tue 21:00 and
+    moved to Wed 04:30, had its results file appear at Tue 21:45 — timed from the call that first
+    reserved it. Class sweep, every pair and three seeds, every record or event that waits for a
+    compute task's start: with the run reserved from an hour ahead and then moved a quarter hour
+    later, it appears no sooner than its ``after`` from where the run begins."""
+    tried = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            s, choice = drawn(name, persona, seed)
+            waiting = _waiting_for_start(s)
+            for task_id in sorted({t for t, _, _ in waiting}):
+                rng, _ = seeding.np_random(seed)
+                world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
+                tools, task = TextTools(world), world.by_id[task_id]
+                call = {"what": task.spec.title, "resource": task.spec.work.resource, "about": task_id}
+                begins = None
+                world.advance()
+                while not world.done and begins is None:
+                    tools.settle()
+                    if task.active and not world.needs_run_ok(task) and \
+                            _reserve_from(world, tools, call, world.now + 60) is not None:
+                        first = world.reservation(task)
+                        if first is not None and _reserve_from(world, tools, call, first[0] + 15) is not None:
+                            begins = world.reservation(task)[0]
+                    world.advance()
+                if begins is None:
+                    continue
+                while not world.done:
+                    world.advance()
+                for _, item, after in (w for w in waiting if w[0] == task_id):
+                    shown = [e["t"] for e in world.log if e["type"] in ("record", "event") and e["id"] == item]
+                    assert all(t >= begins + after for t in shown), (persona, seed, item, shown, begins)
+                    tried += bool(shown)
+    if _waiting_for_start(drawn(name, "planner", 0)[0]):
+        assert tried > 0

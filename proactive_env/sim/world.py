@@ -799,9 +799,11 @@ class World:
             return False
         self._starting = (task.spec.id, "started") not in self._reached
         task.started = True
-        self._reach(task, "started")
         units = task.spec.work.units - task.units_done
         self._launch(task, start, task.spec.work.minutes * units, units, allocated=True)
+        # what follows the run (its results, its notices) waits for the run: timed from when it
+        # begins, not from the call (a reservation moved later moves them with it)
+        self._reach(task, "started", since=self._reserved[task.index][0])
         return True
 
     def reservation(self, task: TaskState) -> tuple[int, int] | None:
