@@ -115,3 +115,160 @@ def test_round19_a_second_job_queued_into_the_users_use_is_refused_up_front():
     assert cancelled.startswith("Cancelled your reservation of laptop"), cancelled
     assert _step(env, "allocate_resource", what="deposit evidence", resource="laptop", start="D5 22:00",
                  about=world.matter_of(deposit).id).startswith("Reserved laptop D5 (Fri 17 Apr) 22:00")
+
+
+def _put_after_the_clash(name, persona, seed, d, move: bool, cancel: bool = False):
+    """Wait until decision ``d``'s window is open with both its tasks up, read what shows the
+    clash, reserve the competing
+    work at the first quarter hour from the window's end that the tools accept, and — with
+    ``move`` — once the window has closed, move it to the next later time they accept (with
+    ``cancel``, withdraw it then). Returns (the TA label of ``d`` live and rescored, whether the
+    reservation was made, and moved or cancelled, the world)."""
+    s, choice = drawn(name, persona, seed)
+    rng, _ = seeding.np_random(seed)
+    world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
+    tools = TextTools(world)
+    live = RunScorer(s, persona)
+    competing, urgent = world.by_id[d.competing], world.by_id[d.urgent]
+    call = {"what": competing.spec.title, "resource": competing.spec.work.resource, "about": competing.spec.id}
+    reserved = moved = False
+    world.advance()
+    while not world.done:
+        tools.settle()
+        if not reserved and competing.active and urgent.active and d.start <= world.now < d.end:
+            for record in d.shown_by:  # the clash in view: the records that show it
+                tools.call("read_record", {"record_id": record})
+            reserved = _reserve_from(world, tools, call, d.end) is not None
+        elif reserved and (move or cancel) and not moved and world.now >= d.end:
+            held = world.reservation(competing)
+            if held is not None and cancel:
+                moved = tools.call("allocate_resource", {**call, "cancel": True}).startswith("Cancelled")
+            elif held is not None:
+                moved = _reserve_from(world, tools, call, held[0] + 15) is not None
+        live.feed(world.log)
+        world.advance()
+    live.feed(world.log)
+    rescored = score_log(world.scenario, persona, world.log)
+    label = lambda scores: next((x["now"], x["later"]) for x in scores["ta_decisions"] if x["id"] == d.id)  # noqa: E731
+    return (label(live.breakdown()), label(rescored)), reserved, moved, world
+
+
+def _reserve_from(world, tools, call, start):
+    """Reserve (or move) at the first quarter hour from ``start`` the tools accept; its reply."""
+    t = -(-start // 15) * 15
+    while t < world.scenario.end_minute:
+        try:
+            return tools.call("allocate_resource", {**call, "start": world.clock_text(t)})
+        except ToolError:
+            t += 15
+    return None
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_a_reservation_moved_later_still_keeps_the_postponement_it_made(name):
+    """Blind round 27 (experiments / operator / 1033): the calibration was reserved for Tuesday
+    night while the Monday clash over the GPUs was in view, then moved to Wednesday 04:30 the next
+    morning; the move scored as a new reservation made after the window, the first one as never
+    made, and the decision was lost. A move is the same reservation at its new time. Class sweep,
+    every decision over a resource, every pair and three seeds: the competing work reserved after
+    the clash while it is in view, then moved later once the window has closed, is labelled as
+    the unmoved run is (live and rescored), and put later."""
+    def over_compute(s):  # the decisions whose competing work runs on what they share
+        return [d for d in s.ta_decisions if next(t for t in s.tasks if t.id == d.competing).work.resource == d.shares]
+
+    tried = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            for d in over_compute(drawn(name, persona, seed)[0]):
+                plain, reserved, _, _ = _put_after_the_clash(name, persona, seed, d, move=False)
+                if not reserved:
+                    continue
+                after_move, _, moved, _ = _put_after_the_clash(name, persona, seed, d, move=True)
+                if not moved:
+                    continue
+                tried += 1
+                assert after_move == plain and plain[0][1], (persona, seed, d.id, plain, after_move)
+    if over_compute(drawn(name, "planner", 0)[0]):
+        assert tried > 0
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_why_says_the_decision_as_the_run_finally_stands(name):
+    """``show --why`` read each decision when its window closed; a reservation withdrawn after that
+    re-scores it (round 27: "later ✓" printed beside a TA that counted it lost). Class sweep, every
+    pair and three seeds: the competing work put after the clash in view, then cancelled once the
+    window has closed, is lost, and the explanation says the labels the score counts."""
+    from proactive_env.report.explain import explain
+
+    tried = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            s = drawn(name, persona, seed)[0]
+            for d in (d for d in s.ta_decisions if d.shares != "user_time"):
+                labels, reserved, cancelled, world = _put_after_the_clash(name, persona, seed, d, move=False,
+                                                                          cancel=True)
+                if not (reserved and cancelled):
+                    continue
+                tried += 1
+                why = explain({"persona": persona, "seed": seed, "log": world.log}, world.scenario)
+                row = next(r for r in why.decisions if r.decision == d.id)
+                assert labels[0] == labels[1] == (row.now, row.later) and not row.later, (persona, seed, d.id)
+    if name in ("experiments", "pottery_studio"):
+        assert tried > 0
+
+
+def test_round27_the_calibration_moved_to_wednesday_keeps_mondays_decision():
+    """Blind round 27, experiments / operator / 1033, as played: the calibration reserved on D1 at
+    09:40 for Tuesday 21:00 (after the GPU clash, in view), moved on D2 at 08:30 to Wednesday
+    04:30. Monday's decision is won (it was lost: TA 0.667, J 0.826)."""
+    from runs import played_case
+
+    scores = played_case("blind27-experiments-operator-1033").trajectory(agent="blind-27")["scores"]
+    assert next(d for d in scores["ta_decisions"] if d["id"] == "ta1_monday_gpus")["later"]
+    assert scores["TA"] == 1.0
+
+
+def _waiting_for_start(s):
+    """(task, record or event id, its ``after``) for what waits for a compute task's ``started``."""
+    compute = {t.id for t in s.tasks if t.work.resource}
+    items = [(r.id, r.when) for r in s.records] + [(e.id, e.when) for e in s.events]
+    return [(w.task, i, w.after) for i, w in items if w is not None and w.state == "started" and w.task in compute]
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_what_follows_a_reserved_run_waits_for_the_run(name):
+    """Blind round 27 (experiments / operator / 1033): the calibration, reserved for Tue 21:00 and
+    moved to Wed 04:30, had its results file appear at Tue 21:45 — timed from the call that first
+    reserved it. Class sweep, every pair and three seeds, every record or event that waits for a
+    compute task's start: with the run reserved from an hour ahead and then moved a quarter hour
+    later, it appears no sooner than its ``after`` from where the run begins."""
+    tried = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            s, choice = drawn(name, persona, seed)
+            waiting = _waiting_for_start(s)
+            for task_id in sorted({t for t, _, _ in waiting}):
+                rng, _ = seeding.np_random(seed)
+                world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
+                tools, task = TextTools(world), world.by_id[task_id]
+                call = {"what": task.spec.title, "resource": task.spec.work.resource, "about": task_id}
+                begins = None
+                world.advance()
+                while not world.done and begins is None:
+                    tools.settle()
+                    if task.active and not world.needs_run_ok(task) and \
+                            _reserve_from(world, tools, call, world.now + 60) is not None:
+                        first = world.reservation(task)
+                        if first is not None and _reserve_from(world, tools, call, first[0] + 15) is not None:
+                            begins = world.reservation(task)[0]
+                    world.advance()
+                if begins is None:
+                    continue
+                while not world.done:
+                    world.advance()
+                for _, item, after in (w for w in waiting if w[0] == task_id):
+                    shown = [e["t"] for e in world.log if e["type"] in ("record", "event") and e["id"] == item]
+                    assert all(t >= begins + after for t in shown), (persona, seed, item, shown, begins)
+                    tried += bool(shown)
+    if _waiting_for_start(drawn(name, "planner", 0)[0]):
+        assert tried > 0

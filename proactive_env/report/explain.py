@@ -13,7 +13,7 @@ the report aggregates across runs.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..scoring.judge import claim_made, facts_stated
 from ..scoring.metrics import RunScorer, Weights
@@ -275,7 +275,6 @@ def explain(trajectory: dict, scenario: Scenario | None = None) -> Explanation:
                       {})
     fed: list[dict] = []
     broke: dict[str, tuple[str, str]] = {}
-    windows_done: set[str] = set()
     for e in trajectory.get("log", []):
         fed.append(e)
         before = len(scorer.scores)
@@ -290,19 +289,23 @@ def explain(trajectory: dict, scenario: Scenario | None = None) -> Explanation:
                                 "started its run without the user's OK")
         for score in scorer.scores[before:]:
             out.tasks.append(_task_row(scorer, scenario, score, broke, e["t"]))
-        for d in scorer.decisions:
-            if d.closed and d.spec.id not in windows_done:
-                windows_done.add(d.spec.id)
-                now, later, cont, reason = _decision_reason(scorer, d)
-                out.decisions.append(DecisionRow(
-                    d.spec.id, f"{clock(scenario, d.spec.start)} – {clock(scenario, d.spec.end)}",
-                    _title(scenario, d.spec.urgent), d.spec.rationale.strip(), _title(scenario, d.spec.competing),
-                    d.spec.shares, d.eligible, now, later, cont, reason,
-                    won=d.eligible and d in scorer.counted_decisions and scorer.decision_won(d.spec.id),
-                    nothing_to_postpone=scorer._nothing_to_postpone(d)))
         step = _trust_step(scenario, e)
         if step is not None:
             out.trust.append(step)
+    final = {score.task: score for score in scorer.scores}  # a row re-scored since its close says the final score
+    out.tasks = [row if final[row.task].tc == row.tc and final[row.task].components == row.components
+                 else replace(row, tc=final[row.task].tc, components=dict(final[row.task].components))
+                 for row in out.tasks if row.task in final]
+    for d in sorted((d for d in scorer.decisions if d.closed), key=lambda d: (d.spec.end, d.spec.start)):
+        # judged as the run finally stands (a reservation moved or withdrawn later re-scores what
+        # closed before): the labels J counts, never those of the moment the window closed
+        now, later, cont, reason = _decision_reason(scorer, d)
+        out.decisions.append(DecisionRow(
+            d.spec.id, f"{clock(scenario, d.spec.start)} – {clock(scenario, d.spec.end)}",
+            _title(scenario, d.spec.urgent), d.spec.rationale.strip(), _title(scenario, d.spec.competing),
+            d.spec.shares, d.eligible, now, later, cont, reason,
+            won=d.eligible and d in scorer.counted_decisions and scorer.decision_won(d.spec.id),
+            nothing_to_postpone=scorer._nothing_to_postpone(d)))
     out.scores = scorer.breakdown() if scorer.ended else scorer.summary()
     out.privacy_cost = scorer.privacy
     out.needless = _needless_rows(scorer, scenario)

@@ -191,6 +191,43 @@ class _Decision:
         return 1.0 if self.later else 0.5 if self.vague else 0.0
 
 
+def _as_reserved(log: list[dict]) -> list[dict]:
+    """The log as the agent's reservations finally stand. One withdrawn before it started counts as
+    never made (no compute used, no postponement, no intrusion): its entries are left out. One
+    moved (withdrawn ``moved`` to be reserved again at once) is the same reservation at its new
+    time: the last of its moves stands where, and when, the first was made — what was put after a
+    clash while the clash was in view stays put after it when moved later still."""
+    moves: dict[int, int] = {}  # the id withdrawn to be moved -> the id it was made again as
+    gone: set[int] = set()
+    pending = None
+    for e in log:
+        if e["type"] == "reservation_withdrawn":
+            gone.add(e["reservation"])
+            pending = e["reservation"] if e.get("moved") else None
+        elif pending is not None and e["type"] == "work" and e.get("reservation") is not None:
+            moves[pending], pending = e["reservation"], None
+    made = {e["reservation"]: e for e in log if e["type"] == "work" and e.get("reservation") is not None}
+    again = set(moves.values())
+
+    def final(rid: int) -> int | None:  # where a chain of moves ends (None: withdrawn for good)
+        while rid in moves:
+            rid = moves[rid]
+        return None if rid in gone else rid
+
+    out = []
+    for e in log:
+        rid = e.get("reservation")
+        if e["type"] == "reservation_withdrawn" or (e["type"] == "work" and rid in again):
+            continue
+        if e["type"] == "work" and rid is not None:
+            last = final(rid)
+            if last is not None:
+                out.append(e if last == rid else {**made[last], "t": e["t"]})
+        elif rid is None or rid not in gone:  # (what else a reservation brought, an intrusion: while it stands)
+            out.append(e)
+    return out
+
+
 class RunScorer:
     """Scores of one run, accumulated from its log as tasks and TA windows close."""
 
@@ -241,6 +278,7 @@ class RunScorer:
         self.ended = False
         self.composed = True  # the structured face: the agent's work is composed from what it read
         self._seen = 0
+        self._moving = False  # a reservation withdrawn to be moved: the next one made is it (``_as_reserved``)
         # the tasks whose coin declines what the oracle may ask of them (its request may be sleep-time
         # work), as the run's start says (``World.coins``): the branches only their yes opens are not counted
         self.declined: frozenset[str] = frozenset()
@@ -261,7 +299,14 @@ class RunScorer:
             e = log[i]
             kind = e["type"]
             if kind == "reservation_withdrawn":
-                closed |= self._as_never_made(log[:i + 1])
+                if e.get("moved"):  # the reservation made again next is this one re-timed (``_as_made``)
+                    self._moving = True
+                else:
+                    closed |= self._as_made(log[:i + 1])
+                continue
+            if self._moving and kind == "work":
+                self._moving = False
+                closed |= self._as_made(log[:i + 1])
                 continue
             t = e["t"]  # (each entry read inline: this loop runs for every entry of every step)
             if t >= self._next_window_start and kind != "run_end":
@@ -274,14 +319,11 @@ class RunScorer:
         self._seen = len(log)
         return closed
 
-    def _as_never_made(self, log: list[dict]) -> bool:
-        """A reservation the agent withdrew before it started counts as never made (no compute
-        used, no postponement, no intrusion): the run so far is scored again without it, and
-        what that changes is paid as the change of a final share."""
-        withdrawn = {e["reservation"] for e in log if e["type"] == "reservation_withdrawn"}
-        kept = [e for e in log if e["type"] != "reservation_withdrawn" and e.get("reservation") not in withdrawn]
+    def _as_made(self, log: list[dict]) -> bool:
+        """Re-score the run so far as the agent's reservations finally stand (``_as_reserved``),
+        and pay what that changes as the change of a final share."""
         fresh = RunScorer(self.scenario, self.persona, self.weights, self.judges, self._tr_j_override, self._ta_override)
-        fresh.feed(kept)
+        fresh.feed(_as_reserved(log))
         self.__dict__.update(fresh.__dict__)
         return True
 

@@ -1321,8 +1321,8 @@ class TextTools:
                       if begins != start else "")
             raise ToolError(f"allocate_resource: the work needs {duration} min from {w.clock_text(start)}{queued}, "
                             f"and {self._use_during(resource, begins, begins + duration)}; reserve a time it is free")
-        if held is not None:  # moved: the earlier reservation is withdrawn first
-            w.withdraw(task)
+        if held is not None and not w.needs_run_ok(task):
+            w.withdraw(task, moved=True)  # moved: the earlier one goes first (a move refused for want of an OK keeps it)
         if not w.allocate(task, start):  # from now, over the user's own use, it slows them down (as work does anywhere)
             raise ToolError(f"allocate_resource: refused — running this on {resource} needs {w.scenario.user.name}'s "
                             f"OK first: ask with request_approval listing allocate_resource")

@@ -799,9 +799,11 @@ class World:
             return False
         self._starting = (task.spec.id, "started") not in self._reached
         task.started = True
-        self._reach(task, "started")
         units = task.spec.work.units - task.units_done
         self._launch(task, start, task.spec.work.minutes * units, units, allocated=True)
+        # what follows the run (its results, its notices) waits for the run: timed from when it
+        # begins, not from the call (a reservation moved later moves them with it)
+        self._reach(task, "started", since=self._reserved[task.index][0])
         return True
 
     def reservation(self, task: TaskState) -> tuple[int, int] | None:
@@ -809,9 +811,11 @@ class World:
         held = self._reserved.get(task.index)
         return held[:2] if held is not None and held[0] > self.now else None
 
-    def withdraw(self, task: TaskState) -> bool:
+    def withdraw(self, task: TaskState, moved: bool = False) -> bool:
         """Withdraw the task's reservation before it starts (False: none, or it has started). The
-        scorer counts it as never made (``reservation_withdrawn``): no compute used, no postponement."""
+        scorer counts it as never made (``reservation_withdrawn``): no compute used, no postponement
+        — unless it is ``moved`` (withdrawn to be reserved again at once): then the next reservation
+        is the same one at its new time."""
         if self.reservation(task) is None:
             return False
         start, end, rid, task.sleep_work, starting = self._reserved.pop(task.index)
@@ -828,7 +832,7 @@ class World:
         self._void.add((task.index, end))
         task.running = task.allocated = False
         self.dirty.add(task.index)
-        self._record("reservation_withdrawn", task=task.spec.id, reservation=rid)
+        self._record("reservation_withdrawn", task=task.spec.id, reservation=rid, **({"moved": True} if moved else {}))
         return True
 
     def asks_for_run(self, task: TaskState) -> bool:
