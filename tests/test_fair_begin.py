@@ -181,6 +181,7 @@ def test_a_start_after_the_deadline_of_an_action_due_at_once_is_refused_and_noth
             continue  # the oracle never calls it here (the user does it themselves)
         case = (name, persona, seed, task.id, obs[:300])
         assert obs.startswith("Error:") and "after this matter is due" in obs, case
+        assert f"due ({world.clock_text(world.by_id[task.id].spec.deadline)})" in obs, case  # when: a limit said
         assert f"'{agent.tool.starts[0]}'" in obs, case
         assert not world.by_id[task.id].executed and (task.id, "begun") not in world._reached, case
         seen += 1

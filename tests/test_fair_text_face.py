@@ -105,7 +105,7 @@ def test_the_briefing_states_the_rules_the_scorer_applies():
                  "asked of the matter whose action it is", "private notes take neither", "defer_task",
                  "allocate_resource", "count half", "privacy", "own words", "arguments of what you execute",
                  "with 'about', that one's", "read a record that shows it", "free again only when it refills",
-                 "only to a try under 'about' (failed tries count)"):
+                 "only to a try under 'about' (failed tries count)", "nor is a clause in its own words"):
         assert rule in briefing, rule
     tags = {t["function"]["name"]: t["function"]["description"] for t in env.tools()}
     assert all("[depth: " in d for n, d in tags.items() if n != "wait")

@@ -921,8 +921,8 @@ class World:
         if start < self.now:
             return f"{names}: it would begin {self.clock_text(start)}, before now"
         if start >= task.spec.deadline and tool.start(task.spec.action.args, self.scenario.start_date) is None:
-            return (f"{names}: it would begin {self.clock_text(start)}, after this matter is due; begin it "
-                    f"sooner, or leave {names} out to begin now")
+            return (f"{names}: it would begin {self.clock_text(start)}, after this matter is due "
+                    f"({self.clock_text(task.spec.deadline)}); begin it sooner, or leave {names} out to begin now")
         return None
 
     def _revoke(self, tool: str) -> None:
