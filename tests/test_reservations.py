@@ -272,3 +272,33 @@ def test_what_follows_a_reserved_run_waits_for_the_run(name):
                     tried += bool(shown)
     if _waiting_for_start(drawn(name, "planner", 0)[0]):
         assert tried > 0
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_a_reservation_refused_as_too_late_says_when_the_work_is_due(name):
+    """Blind round 28 (apartment_move / reviewer / 1035): "would not finish in time (start from now,
+    finish before it is due)" — the player found a start that worked by trial. A limit the agent
+    is held to is said: the refusal names the due time. Every pair, three seeds, every compute
+    work once it is up: reserved to start a quarter hour too late, the refusal names its deadline."""
+    tried = 0
+    for persona in PERSONAS:
+        for seed in SEEDS:
+            s, choice = drawn(name, persona, seed)
+            rng, _ = seeding.np_random(seed)
+            world = World(s, persona, rng, rules=dict(choice["rules"]), face="text")
+            tools, asked = TextTools(world), set()
+            world.advance()
+            while not world.done:
+                tools.settle()
+                for task in [t for t in tools.open_tasks() if t.spec.work.resource and t.spec.id not in asked
+                             and not t.running and t.units_done < t.spec.work.units and not world.needs_run_ok(t)]:
+                    asked.add(task.spec.id)
+                    late = task.spec.deadline - world.remaining_minutes(task) + 15
+                    with pytest.raises(ToolError) as refused:
+                        tools.call("allocate_resource", {"what": task.spec.title, "resource": task.spec.work.resource,
+                                                         "about": task.spec.id, "start": world.clock_text(late)})
+                    assert f"it is due: {world.clock_text(task.spec.deadline)}" in str(refused.value), str(refused.value)
+                    tried += 1
+                world.advance()
+    if any(t.work.resource for t in drawn(name, "planner", 0)[0].tasks):
+        assert tried > 0

@@ -1310,11 +1310,13 @@ class TextTools:
         if start < w.now or start + duration > task.spec.deadline:
             w._record("allocate_failed", task=task.spec.id, resource=resource)
             raise ToolError(f"allocate_resource: the work needs {duration} minutes on {resource}; from "
-                            f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due)")
+                            f"{w.clock_text(start)} it would not finish in time (start from now, finish before it is due: "
+                            f"{w.clock_text(task.spec.deadline)})")
         begins = self._first_slot(task, resource, start, duration, held)
         if begins != start and begins + duration > task.spec.deadline:
             raise ToolError(f"allocate_resource: {resource} runs one job at a time and yours hold it until "
-                            f"{w.clock_text(begins)}; from then the work would not finish in time")
+                            f"{w.clock_text(begins)}; from then the work would not finish before it is due "
+                            f"({w.clock_text(task.spec.deadline)})")
         if (begins > w.now or begins != start) and not w.schedule.resource_free(resource, begins, begins + duration):
             # a clash the agent can see coming (its own queued jobs included) is refused, not announced and then kept
             queued = (f" (your own jobs hold {resource} until {w.clock_text(begins)}, so it would start then)"
