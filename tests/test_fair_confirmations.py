@@ -155,22 +155,25 @@ def test_an_order_of_eleven_items_is_confirmed_as_eleven_items_at_the_agents_tot
     assert trajectory["scores"]["TR_D"] == 1.0
 
 
-def test_leaving_an_item_out_of_the_order_cannot_dodge_what_the_world_does_with_it():
-    """Round 18 made a later substitution wait for the item to be ordered (``When.names``); that let
-    an agent dodge the substitution (a matter needing the user's OK, part of a TA decision) by
-    leaving the sunflower seeds out (#20 known). Now an order that leaves out what the world's
-    later texts are about is refused on its arguments (naming the argument, not the item, which
-    would tell what is to come) and places nothing."""
-    basket = [i for i in ELEVEN if "sunflower" not in i["item"]]
-    agent = _OwnOrder(basket, {})
-    trajectory = play(agent, "meal_planning", "operator", 1005)
-    world = agent.world
-    tried = [e for e in world.log if e["type"] == "execute" and e.get("task") == "t05_finalise_order"]
-    assert tried and not any(e["ok"] for e in tried)
-    assert all(e["reason"] == "arguments that do not match the matter: items (an entry it needs is missing)" for e in tried)
-    assert not world.by_id["t05_finalise_order"].executed
-    assert "GW-5521907 — 2 items substituted" not in "\n".join(world.inbox)
-    assert trajectory["scores"]["TC"] < 100  # the order, and what it would have brought, are lost
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_leaving_an_item_out_of_the_order_cannot_dodge_what_the_world_does_with_it(persona):
+    """Round 18 made a later substitution wait for the item to be ordered (``When.names``), so an
+    order without the sunflower seeds has no substitution to reject (a matter needing the user's
+    OK, part of a TA decision). That dodges nothing: the order is placed as given, the substitution
+    never comes, and what it would have brought counts 0 — J is lower than with the seeds, on
+    every persona and seed. (It used to be refused on its arguments, without saying which entry —
+    blind round 28, meal_planning / planner / 1034: four baskets refused, the order never placed.)"""
+    for seed in (1005, 0, 1000):
+        basket = [i for i in ELEVEN if "sunflower" not in i["item"]]
+        agent = _OwnOrder(basket, {})
+        without = play(agent, "meal_planning", persona, seed)
+        world = agent.world
+        tried = [e for e in world.log if e["type"] == "execute" and e.get("task") == "t05_finalise_order"]
+        assert tried and all(e["ok"] for e in tried) and world.by_id["t05_finalise_order"].executed
+        assert "GW-5521907 — 2 items substituted" not in "\n".join(world.inbox)
+        full = play(_OwnOrder(ELEVEN, {"voucher": "SPRING10", "delivery_usd": 5.99, "total_usd": 38.20}),
+                    "meal_planning", persona, seed)
+        assert without["scores"]["J"] < full["scores"]["J"] - 0.05, (seed, without["scores"]["J"], full["scores"]["J"])
 
 
 def test_the_validator_reports_a_placeholder_no_executed_action_fills():

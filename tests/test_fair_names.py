@@ -117,25 +117,24 @@ def _without(value, name):
 
 
 @pytest.mark.parametrize("name", shipped_names())
-def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_refused(name):
-    """#20 known: `when.names` let an agent dodge a task by leaving an item out of an order (no
-    substitution notice, no matter to reject it, no TA decision). Every action whose later texts
-    name items must include them: the reference passes, and without any one item the action is
-    refused on its arguments, naming the argument but never the item (that would tell what is
-    still to come; the item is on record before the deadline: the
-    validator's ``_names_on_record``)."""
-    from proactive_env.spec.derive import conditioned_names, names_problem
+def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_carried_out(name):
+    """What the world's later texts about an action name (``When.names``) is said before its
+    deadline (the validator's ``_names_on_record``), and the action is judged on its declared
+    arguments alone: the reference passes, and so does the reference without any one such item —
+    the world then says nothing of that item, and the branch it would have opened counts 0
+    (tests/test_fair_confirmations.py: leaving it out gains nothing)."""
+    from proactive_env.spec.derive import conditioned_names
 
     s = load_scenario(name)
     for task in s.tasks:
         names = conditioned_names(s, task.id)
         if not names:
             continue
-        assert names_problem(s, task, task.action.args) is None, task.id
+        tool = next(t for t in s.tools if t.name == task.action.tool)
+        assert args_problem(task.action.compared, task.action.args, task.action.free_text, tool.params) is None
         for item in names:
-            problem = names_problem(s, task, _without(task.action.args, item))
-            keys = [k for k in task.action.args if k in (problem or "")]
-            assert problem is not None and keys and item not in problem, (task.id, item, problem)
+            fewer = _without(task.action.args, item)
+            assert args_problem(task.action.compared, fewer, task.action.free_text, tool.params) is None, (task.id, item)
     if name == "meal_planning":
         assert conditioned_names(s, "t05_finalise_order") == ("sunflower seeds", "avocados")
 

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from ..spec import Depth, Scenario, resource_use_labelled
-from ..spec.derive import names_problem, record_names
+from ..spec.derive import record_names
 from ..spec.meaning import in_words, leaves, mentions, normalise, same_list, same_value, states_value
 from ..spec.timeline import parse_when as when_in
 from .user import unclear_request
@@ -1098,12 +1098,11 @@ class TextTools:
     def args_problem(self, task: TaskState, args: dict) -> str | None:
         """Why the arguments are not the task's action's (None: they are, or it has none): the one
         judgement, made by execution and by attribution alike (``args_problem``: the schema's
-        declared arguments, equal in meaning; ``names_problem``: every entry the matter needs)."""
+        declared arguments, equal in meaning)."""
         action = task.spec.action
         if action is None:
             return None
-        return (args_problem(action.compared, args, action.free_text, self.world.tools[action.tool].params, self.names)
-                or names_problem(self.world.scenario, task.spec, args))
+        return args_problem(action.compared, args, action.free_text, self.world.tools[action.tool].params, self.names)
 
     def _file_action(self, task: TaskState, named: Matter | None, text: str) -> None:
         """An action is its task's matter's: filed under the named matter where that concerns it

@@ -16,8 +16,8 @@ placeholders, filled when the world shows it:
 A field whose whole value is one placeholder takes the argument's value itself (a list stays a
 list). A later change about the action (a substitution notice) exists only where the executed
 arguments name what it is about (``When.names``): the world never substitutes an item that was
-not ordered — and an action that leaves out what such a change is about is refused on its
-arguments (``names_problem``, naming the argument, not the item), so leaving an item out cannot dodge the matter the change raises;
+not ordered. Leaving an item out dodges nothing: the matter such a change would raise never comes,
+and what it would have brought counts 0 in J (its branch is one the oracle opens; tests/test_fair_names.py);
 the validator checks that each name is on record before the action's deadline. Which action a text derives from is the condition it appears under
 (``action_sources``); the validator checks that every placeholder names a declared argument of
 that action's tool.
@@ -192,20 +192,8 @@ def record_names(s) -> frozenset[str]:
 
 def conditioned_names(s, task_id: str) -> tuple[str, ...]:
     """What the world's later texts about a task's executed action name (``When.names`` of the
-    events, records and versions that wait for it): the items the action must include, or the
-    world would have nothing to say about them (a substitution notice for an item never ordered)."""
+    events, records and versions that wait for it): each comes only where the action includes the
+    item (no substitution notice for an item never ordered)."""
     conds = [ev.when for ev in s.events] + [r.when for r in s.records] + [v.when for r in s.records for v in r.versions]
     names = (n for c in conds if c is not None and c.task == task_id and c.state in ACTED for n in c.names)
     return tuple(dict.fromkeys(names))
-
-
-def names_problem(s, task, args: dict) -> str | None:
-    """Why an action's arguments leave out what the matter needs (``conditioned_names``), in the
-    words of a refusal on arguments — the keys, never the values (which item a later change is
-    about would tell of what is still to come); None if they name it all. Leaving an item out of
-    an order must not dodge what the world does with that item (a substitution to reject)."""
-    missing = [n for n in conditioned_names(s, task.id) if not names_hold([n], args)]
-    if not missing:
-        return None
-    keys = [k for k, v in task.action.args.items() if any(names_hold([n], {k: v}) for n in missing)]
-    return f"arguments that do not match the matter: {', '.join(keys) or 'the arguments'} (an entry it needs is missing)"

@@ -964,9 +964,9 @@ def _derived_texts(s: Scenario) -> Iterator[Problem]:
 
 
 def _names_on_record(s: Scenario) -> Iterator[Problem]:
-    """What a text waiting for an executed action names (``When.names``) the action must include
-    (``derive.names_problem`` refuses it otherwise), so the agent must be able to read it: each
-    name is said by what it can see before the action's deadline."""
+    """What a text waiting for an executed action names (``When.names``) comes only where the action
+    includes it, so the agent must be able to read it: each name is said by what it can see before
+    the action's deadline."""
     tasks = {t.id: t for t in s.tasks}
     conds = [(f"events[{i}].when.names", ev.when) for i, ev in enumerate(s.events)]
     conds += [(f"records[{i}].when.names", r.when) for i, r in enumerate(s.records)]
