@@ -424,3 +424,18 @@ def test_a_declared_start_is_one_or_two_string_parameters_of_the_tool():
     tool = next(t for t in raw["tools"] if t["name"] == "launch_job")
     tool["starts"] = ["no_such_param"]
     assert "tools[" in _problem(raw) and "starts" in _problem(raw)
+
+
+def test_round28_a_needless_postponement_of_finished_work_says_so():
+    """Blind round 28 (apartment_move / reviewer / 1035): the broadband comparison, ta1's competing
+    side, was delivered at D4 06:50 and then deferred; the deferral was needless (nothing of it was
+    left to put after the clash), but `show --why` said "it competes with nothing: it is in no
+    timing decision". The reason given is the one the scorer applied."""
+    from proactive_env.report.explain import explain
+    from runs import played_case
+
+    env = played_case("blind28-apartment_move-reviewer-1035")
+    why = explain(env.trajectory(agent="blind-28"), env.world.scenario)
+    row = next(r for r in why.needless if r.task.startswith("t03_broadband_compare"))
+    assert "already finished" in row.why and "ta1_sofa_before_movers" in row.why
+    assert "in no timing decision" not in row.why

@@ -677,6 +677,9 @@ class RunScorer:
                 why.append(f"{when} {d.spec.id}'s window, whose urgent side it is (the work whose chance the window is)")
             elif t >= d.spec.start and not self._both_active(d):
                 why.append(f"inside {d.spec.id}'s window, but {d.spec.urgent} had not come up")
+            elif not self._open(task):
+                why.append(f"it was already finished (its result delivered): nothing of it was left to put after "
+                           f"{d.spec.id}'s clash")
             elif not self._seen_by(t) & set(d.spec.shown_by):
                 when = "inside" if t >= d.spec.start else "before"
                 why.append(f"{when} {d.spec.id}'s window, but no record that shows its clash "
