@@ -123,18 +123,22 @@ def test_an_action_that_leaves_out_what_the_world_will_speak_of_is_carried_out(n
     arguments alone: the reference passes, and so does the reference without any one such item —
     the world then says nothing of that item, and the branch it would have opened counts 0
     (tests/test_fair_confirmations.py: leaving it out gains nothing)."""
+    import numpy as np
+
+    from proactive_env.sim import TextTools, World
     from proactive_env.spec.derive import conditioned_names
 
     s = load_scenario(name)
+    tools = TextTools(World(s, "operator", np.random.default_rng(0), face="text"))
     for task in s.tasks:
         names = conditioned_names(s, task.id)
         if not names:
             continue
-        tool = next(t for t in s.tools if t.name == task.action.tool)
-        assert args_problem(task.action.compared, task.action.args, task.action.free_text, tool.params) is None
+        state = tools.world.by_id[task.id]  # the one judgement execution and attribution make
+        assert tools.args_problem(state, task.action.args) is None, task.id
         for item in names:
             fewer = _without(task.action.args, item)
-            assert args_problem(task.action.compared, fewer, task.action.free_text, tool.params) is None, (task.id, item)
+            assert tools.args_problem(state, fewer) is None, (task.id, item)
     if name == "meal_planning":
         assert conditioned_names(s, "t05_finalise_order") == ("sunflower seeds", "avocados")
 
