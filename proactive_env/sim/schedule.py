@@ -11,7 +11,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..spec import Scenario, resource_use, sleep_spans, user_busy, wake_ups
+from ..spec import Scenario, resource_use, user_busy
+from ..spec.timeline import MINUTES_PER_DAY
 
 SEARCH_STEP = 15  # minutes between candidate times when looking for a free window (on the quarter hours)
 FreeCheck = Callable[[int, int], bool]  # is the compute a piece of work needs free over [start, end)?
@@ -67,10 +68,9 @@ class Schedule:
 
     @classmethod
     def of(cls, s: Scenario) -> "Schedule":
-        """The scenario's schedule, built once per user, resources and the times the user wakes
-        early to speak (``wake_ups``): a seed's variant shares them with the file (a Schedule is
-        never changed after it is built)."""
-        key = (id(s.user), id(s.resources), s.days, s.start_date, s.end_minute, wake_ups(s))
+        """The scenario's schedule, built once per user and resources: a seed's variant shares
+        them with the file (a Schedule is never changed after it is built)."""
+        key = (id(s.user), id(s.resources), s.days, s.start_date, s.end_minute)
         hit = _SCHEDULES.get(key)
         if hit is not None and hit[0] is s.user and hit[1] is s.resources:
             return hit[2]
@@ -82,7 +82,14 @@ class Schedule:
 
     @classmethod
     def _build(cls, s: Scenario) -> "Schedule":
-        sleep = sleep_spans(s)
+        sleep: list[tuple[int, int]] = []
+        start, end = s.user.sleep.start, s.user.sleep.end
+        for day in range(-1, s.days + 1):
+            base = day * MINUTES_PER_DAY
+            if start < end:
+                sleep.append((base + start, base + end))
+            else:  # crosses midnight
+                sleep.append((base + start, base + MINUTES_PER_DAY + end))
         busy = [(a, b) for a, b, _ in user_busy(s)]
         resources = {r.id: Intervals(resource_use(s, r.id)) for r in s.resources}
         return cls(Intervals(sleep), Intervals(sleep + busy), resources, s.end_minute)

@@ -1,6 +1,6 @@
 """Scenario specification: typed models, YAML loading, semantic validation, JSON Schema."""
 
-from .expand import USER_SPEAKS, awake_span, resource_use, resource_use_labelled, sleep_spans, user_busy, wake_ups, weekly_spans
+from .expand import resource_use, resource_use_labelled, user_busy, weekly_spans
 from . import variant
 from .loader import ScenarioError, json_schema, load_file, load_scenario, parse_scenario, shipped_names
 from .models import PERSONAS, RULES, Depth, Scenario, Task
@@ -11,7 +11,7 @@ from .validate import MAX_CATEGORIES, MAX_TASKS, PUT_TO_USER, contested, reachab
 SUITE_VERSION = "0.10.0"
 
 __all__ = [
-    "SUITE_VERSION", "USER_SPEAKS", "PERSONAS", "PUT_TO_USER", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
-    "awake_span", "contested", "format_at", "json_schema", "load_file", "load_scenario", "parse_at", "parse_scenario", "reachable_states",
-    "resource_use", "resource_use_labelled", "sleep_spans", "rule_at", "rules_of", "shipped_names", "through_user", "trigger_minute", "user_busy", "variant", "wake_ups", "weekly_spans",
+    "SUITE_VERSION", "PERSONAS", "PUT_TO_USER", "RULES", "MAX_CATEGORIES", "MAX_TASKS", "Depth", "Scenario", "ScenarioError", "Task",
+    "contested", "format_at", "json_schema", "load_file", "load_scenario", "parse_at", "parse_scenario", "reachable_states",
+    "resource_use", "resource_use_labelled", "rule_at", "rules_of", "shipped_names", "through_user", "trigger_minute", "user_busy", "variant", "weekly_spans",
 ]

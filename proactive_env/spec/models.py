@@ -425,10 +425,12 @@ class Scenario(Spec):
     @model_validator(mode="after")
     def _user_available_sometime(self) -> "Scenario":
         """A user asleep or busy for the whole episode can read nothing and decide nothing."""
-        from .expand import nights, user_busy
+        from .expand import user_busy
 
-        end = self.end_minute
-        blocked = nights(self) + [(a, b) for a, b, _ in user_busy(self)]
+        day, end = 24 * 60, self.end_minute
+        start, stop = self.user.sleep.start, self.user.sleep.end
+        blocked = [(d * day + start, d * day + stop + (0 if start < stop else day)) for d in range(-1, self.days + 1)]
+        blocked += [(a, b) for a, b, _ in user_busy(self)]
         reached = 0
         for a, b in sorted(blocked):
             if a > reached:

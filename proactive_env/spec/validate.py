@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from .derive import ACTED, action_sources, fill, fill_fields, names_hold, placeholders
-from .expand import awake_span, resource_use, user_busy
+from .expand import resource_use, user_busy
 from .meaning import in_words, leaves, mentions, when
 from .models import PERSONAS, Scenario, Task, When
 from .timeline import MINUTES_PER_DAY, format_at
@@ -522,9 +522,11 @@ def _decoys(s: Scenario, ids: dict[str, Task]) -> Iterator[Problem]:
 
 
 def _reachable(s: Scenario, minute: int) -> bool:
-    """Is the user awake (by the sleep they state: the agent plans with it) and free of focus
-    blocks at ``minute``?"""
-    return awake_span(s, minute) is not None and not any(x <= minute < y for x, y, _ in user_busy(s))
+    """Is the user awake and free of focus blocks at ``minute``?"""
+    day = minute % MINUTES_PER_DAY
+    a, b = s.user.sleep.start, s.user.sleep.end
+    asleep = a <= day < b if a < b else day >= a or day < b
+    return not asleep and not any(x <= minute < y for x, y, _ in user_busy(s))
 
 
 def _free_over(s: Scenario, start: int, duration: int) -> bool:

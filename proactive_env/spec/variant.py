@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .models import Scenario
-from .expand import USER_SPEAKS, awake_span
 from .validate import trigger_minute
 
 TEST_SEEDS = 1000  # seeds ≥ this are the test split
@@ -153,7 +152,7 @@ class _Prepared:
     def event_bounds(self, s: Scenario, ev) -> tuple[int, int]:
         key = f"event:{ev.id}"
         if key not in self.bounds:
-            self.bounds[key] = _bounds(s, ev.at, _triggered(s, ev.id), ev.kind in USER_SPEAKS)
+            self.bounds[key] = _bounds(s, ev.at, _triggered(s, ev.id))
         return self.bounds[key]
 
     def record_bounds(self, s: Scenario, rec) -> tuple[tuple[int, int], int]:
@@ -233,11 +232,10 @@ def _moved(at: int, offset: int, bounds: tuple[int, int]) -> int:
     return min(max(at + offset, lo), hi) if lo <= hi else at
 
 
-def _bounds(s: Scenario, at: int, triggered: list, speaks: bool = False) -> tuple[int, int]:
+def _bounds(s: Scenario, at: int, triggered: list) -> tuple[int, int]:
     """Where a time ``at`` may move to (a function of the scenario and ``at``, worked out once per
-    scenario): on the same side of every TA window boundary, inside the run, for an event that
-    triggers tasks early enough for their work before their deadlines, and for the user's own
-    words (``speaks``) within the waking hours they were written in."""
+    scenario): on the same side of every TA window boundary, inside the run, and — for an event
+    that triggers tasks — early enough for their work before their deadlines."""
     lo, hi = 0, s.end_minute - 2
     for d in s.ta_decisions:
         for boundary in (d.start, d.end):
@@ -247,7 +245,4 @@ def _bounds(s: Scenario, at: int, triggered: list, speaks: bool = False) -> tupl
                 lo = max(lo, boundary)
     for task in triggered:
         hi = min(hi, task.deadline - task.work.units * task.work.minutes - 1)
-    awake = awake_span(s, at) if speaks else None  # the user's words stay in the waking hours they were written in
-    if awake is not None:
-        lo, hi = max(lo, awake[0]), min(hi, awake[1])
     return lo, hi
