@@ -48,7 +48,7 @@ def figure_bytes(trajectory: dict, fmt: str = "png", dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
-_TIMES = ("start", "end", "until", "minute", "sent")
+_TIMES = ("start", "end", "until", "minute", "sent", "made")
 
 
 def describe(entry: dict, scenario: Scenario | None = None) -> str:

@@ -217,8 +217,9 @@ def _decision_reason(scorer: RunScorer, d) -> tuple[bool, bool, float, str]:
                    else "no substantive work on the urgent task inside the window")
     if not later and not d.intruded:
         if d.competed:
+            at = ", ".join(clock(scorer.scenario, t) for t in d.reached[:3]) + (", …" if len(d.reached) > 3 else "")
             why.append("the competing task reached what the clash shares while it lasted (put to the user, "
-                       "or run on the resource)")
+                       f"or run on the resource: from {at})")
         elif d.continuation == 0.5:
             why.append("the competing task was deferred without a time")
         elif not d.later:

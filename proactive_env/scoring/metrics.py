@@ -20,9 +20,12 @@ trajectory, for ``rescore``: the same code, the same numbers). It replays the us
   denominator), floor 0. A decision judges only what its clash is about: the competing side competes
   only with what reaches what the clash shares in the window — the user (a message, a request, an
   action put to them) where it reaches the clash through them, else its run on the resource; its
-  private work never competes. A decision whose competing side this persona's play never puts to
-  the user (private work, a delegated silent action), or whose urgent side needs no user time and
-  has a later chance, is no decision for that persona. A decision is won when both its tasks were active and
+  private work never competes. What the world does on the agent's behalf is judged at the time the
+  agent did it (``_agents_time``): a message a task claimed counts when it was sent, a request kept
+  until its task came up (the world put it to the user then) when it was made. A decision whose
+  competing side this persona's play never puts to the user (private work, a delegated silent
+  action), or whose urgent side needs no user time and has a later chance, is no decision for that
+  persona. A decision is won when both its tasks were active and
   now ∧ later. now: substantive work on the
   urgent task by τ⁺ (inside [τ⁻, τ⁺), or before it once the task has come up: sooner is never
   worse; finished when the window opens, nothing clashes with it there) and no deferral of it
@@ -139,6 +142,16 @@ class TaskScore:
     wanted: str
 
 
+def _agents_time(e: dict) -> int:
+    """When the agent did what a ``present`` entry records: what the world does on the agent's
+    behalf is judged at the time the agent did it. An earlier message a task claimed was seen
+    when it was sent (``sent``); an earlier request kept until its task came up, which the world
+    put to the user then, was the agent's request when it made it (``made``): it never competes
+    in a clash that opened after it was made, nor is it work on the urgent side inside one (as a
+    postponement kept until its task came up was made when written, ``_defer``)."""
+    return e.get("sent", e.get("made", e["t"]))
+
+
 def _at_once(t: int) -> int:
     return t
 
@@ -179,6 +192,13 @@ class _Decision:
         """The competing side reached what the clash shares while the clash lasted."""
         end = self.clash_end
         return any(a < end and b > self.spec.start for a, b in self.reaches)
+
+    @property
+    def reached(self) -> list[int]:
+        """The minutes from which the competing side reached what the clash shares while it
+        lasted (what ``competed`` found; ``show --why`` names them)."""
+        end = self.clash_end
+        return sorted({max(a, self.spec.start) for a, b in self.reaches if a < end and b > self.spec.start})
 
     @property
     def later(self) -> bool:
@@ -532,10 +552,12 @@ class RunScorer:
 
     # ------------------------------------------------------------------ interventions
     def _present(self, task: _Task, e: dict) -> None:
+        """What the user was shown, judged at the agent's time (``_agents_time``)."""
+        at = _agents_time(e)
         if e.get("run"):  # asking for the task's run: an intervention, and none of its work delivered
             if not e.get("repeat"):
                 task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
-            self._attend(task, e["t"])
+            self._attend(task, at)
             return
         text = e.get("text")
         if text is not None:
@@ -548,10 +570,9 @@ class RunScorer:
             task.interventions.append(self.policy.aligned(task.spec, Depth.SUGGEST)[0])
             task.clear.append(text is None or self._clear(text))
         task.requested |= bool(e.get("request"))
-        seen = e.get("sent", e["t"])  # an earlier message the task claimed was seen when it was sent
         if task.delivered_at is None:
-            self._deliver(task, seen)
-        self._attend(task, seen)
+            self._deliver(task, at)
+        self._attend(task, at)
 
     def _deliver(self, task: _Task, t: int) -> None:
         task.delivered_at = t

@@ -620,7 +620,9 @@ class TextTools:
             requested = item["requested"]
             if RUN_TOOL in requested and not w.needs_run_ok(task):  # reserving needs no OK here: not asked
                 requested = tuple(r for r in requested if r != RUN_TOOL) or requested
-            w.present(task, item["text"], request=True, what=_what(item["text"]), requested=requested)
+            # the world puts it to the user now, on the agent's behalf: for timing it stays the
+            # agent's request of when it was made (a clash that opened since is none of its doing)
+            w.present(task, item["text"], request=True, what=_what(item["text"]), requested=requested, made=item["t"])
         elif item["kind"] == "postponement":  # made before the task came up, still ahead
             if item["until"] is None or item["until"] > w.now:
                 w.defer(task, item["until"], item["plan"], made=item["t"])

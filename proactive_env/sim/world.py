@@ -842,10 +842,14 @@ class World:
                 and task.approval not in ("pending", "decline"))
 
     def present(self, task: TaskState, text: str | None, request: bool, what: str | None = None,
-                requested: tuple[str, ...] | None = None, sent: int | None = None) -> Decision | None:
+                requested: tuple[str, ...] | None = None, sent: int | None = None,
+                made: int | None = None) -> Decision | None:
         """Show the user the task's work (``text``; None: the structured face's composed work);
         with ``request``, ask approval for the listed actions (default: the task's own). A request
-        for the task's run (``RUN_TOOL``) asks for that alone: it delivers none of the work."""
+        for the task's run (``RUN_TOOL``) asks for that alone: it delivers none of the work.
+        ``sent``: an earlier message this task claimed, which the user saw when it was sent;
+        ``made``: an earlier request kept until this task came up, put to the user now but the
+        agent's act when it made it (the log carries both: the scorer judges timing by them)."""
         report = task.executed  # a report of an action already taken is not a suggestion
         self.dirty.add(task.index)
         request = request and not report
@@ -855,7 +859,7 @@ class World:
         repeat = not report and self.is_repeat(task, Depth.SUGGEST, asks)
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
                      report=report, **({"run": True} if run else {}), **({"sent": sent} if sent is not None else {}),
-                     **({"repeat": True} if repeat else {}))
+                     **({"made": made} if made is not None else {}), **({"repeat": True} if repeat else {}))
         if not report:
             self._intervene(task, Depth.SUGGEST, asks)
             if not run:
