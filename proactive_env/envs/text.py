@@ -354,7 +354,8 @@ class ProactivityTextEnv(gym.Env):
                 f"{s.start_date:%A %d %B %Y}, {s.timezone}; times are written 'D1 09:00' for day 1).\n"
                 f"{s.user.name}'s policy for you: {policy_text(s, self.core.persona, world.policy.rules)}\n"
                 f"The same policy per kind of matter: {rules}.\n"
-                f"{s.user.name} sleeps {sleep}. Shared compute: {resources}.\n"
+                f"{s.user.name} sleeps {sleep} (a message from {s.user.name} in those hours means they are up from "
+                f"then on). Shared compute: {resources}.\n"
                 f"Records you can see now: {len(world.store.visible)} (use list_records / read_record).\n"
                 + HOW_IT_WORKS.format(limit=MAX_ACTIONS_PER_POINT))
 

@@ -108,6 +108,8 @@ def draw_episode(fig, scenario: Scenario, persona: str, log: list[dict], *, titl
     log = checked_log(log)
     end = scenario.end_minute
     schedule = Schedule.of(scenario)
+    for e in _of_type(log, "user_up"):  # the nights as the run found them: cut where the user wrote in their sleep
+        schedule = schedule.woken(e["t"])
     tasks = scenario.tasks
     resources = [r.id for r in scenario.resources]
     names = {r.id: r.name for r in scenario.resources}

@@ -6,6 +6,7 @@ the simulator's questions are bisections, not scans.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from bisect import bisect_right
 from collections.abc import Callable
@@ -65,6 +66,7 @@ class Schedule:
     unavailable: Intervals  # sleep and focus blocks
     resource_busy: dict[str, Intervals]
     end: int
+    busy: Intervals  # focus blocks
 
     @classmethod
     def of(cls, s: Scenario) -> "Schedule":
@@ -92,7 +94,14 @@ class Schedule:
                 sleep.append((base + start, base + MINUTES_PER_DAY + end))
         busy = [(a, b) for a, b, _ in user_busy(s)]
         resources = {r.id: Intervals(resource_use(s, r.id)) for r in s.resources}
-        return cls(Intervals(sleep), Intervals(sleep + busy), resources, s.end_minute)
+        return cls(Intervals(sleep), Intervals(sleep + busy), resources, s.end_minute, Intervals(busy))
+
+    def woken(self, minute: int) -> "Schedule":
+        """This schedule with the night that holds ``minute`` ending there: the user is up from
+        ``minute`` (they have spoken in their sleep hours). A new schedule; this one is unchanged."""
+        sleep = [(a, min(b, minute) if a <= minute < b else b) for a, b in self.sleep.spans]
+        sleep = [(a, b) for a, b in sleep if b > a]
+        return dataclasses.replace(self, sleep=Intervals(sleep), unavailable=Intervals(sleep + self.busy.spans))
 
     def available(self, minute: int) -> bool:
         return not self.unavailable.contains(minute)

@@ -30,6 +30,7 @@ from .schedule import Schedule
 from .trust import TrustModel
 from .user import Decision, Rephraser, decide, reply
 
+USER_SPEAKS = ("user_message", "feedback")  # the event kinds that are the user's own words
 FOLLOWUP_DELAY = 60  # a deferral looks at least an hour ahead
 RUN_TOOL = "allocate_resource"  # what an approval request names to ask for a task's run
 
@@ -130,7 +131,7 @@ class World:
     def __post_init__(self) -> None:
         s = self.scenario
         persona = s.personas[self.persona]
-        self.schedule = Schedule.of(s)
+        self.schedule = Schedule.of(s)  # as known now: a night is cut where the user has spoken in it (``_up``)
         self.trust = TrustModel()
         self.policy = PolicyState(dict(self.rules or persona.rules))
         self.replies: Replies = _replies(s.replies, persona.replies)
@@ -319,6 +320,8 @@ class World:
         matter = self.raise_matter(headline(text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
         self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
         self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
+        if ev.kind in USER_SPEAKS:
+            self._up()
         change = ev.policy_change
         if change and self.persona in change.personas:
             self._change_policy(change.rules, "feedback")
@@ -326,11 +329,25 @@ class World:
             self.trigger_task(self.tasks[index])
         return True
 
+    def _up(self) -> None:
+        """The user has written: one who writes in their sleep hours is up from now on. That night
+        ends now (``Schedule.woken``) and the requests waiting for them are answered now. Only what
+        has come cuts a night: whether the user sleeps is always judged with the nights as known
+        at the time (a judgement made earlier — a reply, a reservation's sleep time — stands)."""
+        if not self.schedule.sleep.contains(self.now):
+            return
+        self.schedule = self.schedule.woken(self.now)
+        self._record("user_up")  # (the timeline draws the night cut here)
+        back = self.schedule.next_available(self.now)  # (now, unless a focus block holds them)
+        if back < self.scenario.end_minute:
+            for index in self._pending_request:
+                self._queue.push(back, Q.DECIDE, index)
+
     def _tasks_raised_by(self, ev) -> list[int]:
         """The tasks an event raises: those it triggers, and the user's requests it voices (a
         ``user`` trigger at the minute the user speaks)."""
         raised = self._event_tasks.get(ev.id, [])
-        if ev.kind not in ("user_message", "feedback"):
+        if ev.kind not in USER_SPEAKS:
             return list(raised)
         return sorted([*raised, *(t.index for t in self._user_tasks if t.trigger == self.now)])
 
@@ -528,6 +545,8 @@ class World:
         return None
 
     def _on_decide(self, task: TaskState) -> bool:
+        if not self.schedule.available(self.now):  # (one queued for a stated morning the user came up before:
+            return False  # the request now waiting was queued for when they are back)
         requested = self._pending_request.pop(task.index, None)
         if requested is None:
             return False
