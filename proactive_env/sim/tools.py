@@ -843,7 +843,7 @@ class TextTools:
         w.dirty.add(task.index)
         if work.resource is not None:  # compute is never used behind the user's back
             if not task.started:
-                w.begin(task)
+                w.take_up(task)
             if task.units_done >= work.units or task.running:
                 return ""
             left = w.remaining_minutes(task)

@@ -59,6 +59,7 @@ class TaskState:
     active: bool = False
     closed: bool = False
     started: bool = False
+    taken_up: bool = False  # a note took up its compute work before any run of it was reserved
     units_done: int = 0
     running: bool = False  # a unit (or an allocation) is launched and not finished
     allocated: bool = False
@@ -763,10 +764,19 @@ class World:
         self.work_unit(task)
 
     def begin(self, task: TaskState) -> None:
-        """The agent has taken the task up (its work may run later)."""
+        """The agent has taken the task up and its work runs now: what waits for it starting
+        (its results, the notices about it) is on its way."""
         task.started = True
         self.dirty.add(task.index)
         self._reach(task, "started")
+
+    def take_up(self, task: TaskState) -> None:
+        """The agent has taken up a task whose work needs compute, and nothing of it runs yet: it
+        counts as started (prepared), but what follows its run waits for the run, which only a
+        reservation makes (``allocate``); a note is not a run, and the run's results must not
+        appear before it."""
+        task.started = task.taken_up = True
+        self.dirty.add(task.index)
 
     def work_unit(self, task: TaskState) -> None:
         if task.units_done < task.spec.work.units and not task.running and self.may_run(task):
@@ -844,7 +854,7 @@ class World:
             waiting, queued = self._released.pop(key)
             self._queue.remove(queued)
             self._waiting[key] = waiting
-            task.started = False
+            task.started = task.taken_up  # a note that took it up before still did
         pool = self.pools[task.spec.work.resource]
         pool.reservations.remove(next(r for r in pool.reservations if r[:2] == (start, end) and r[2] == self.owner))
         self._pending_units.pop(task.index, None)
