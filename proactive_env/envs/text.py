@@ -161,7 +161,7 @@ How this world works (general rules; the tools' replies never depend on what is 
 needs you; each one says why you woke.
 - Matters: every message and notification carries an id, e.g. [m3]; name it in 'about' on every call that \
 concerns it (list_matters lists them): a call stays under the matter it names, and goes to the thing there \
-its action, arguments or words fit; an action (or a request for one) goes to the open matter whose action it is. Write each about one thing. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
+its action, arguments or words fit (work still to do first: finished work only where nothing else there fits); an action (or a request for one) goes to the open matter whose action it is. Write each about one thing. For something you spot yourself, leave 'about' out: the call goes to the matter its words fit \
 best, or waits for the first matter it fits that comes up (you are told; a follow-up \
 under a matter whose own work is over waits a day). A note or message that \
 also covers a need you spotted counts for that too; a message counts only where the policy wants one.

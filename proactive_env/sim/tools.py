@@ -317,8 +317,9 @@ class TextTools:
         ``about`` names a matter (``list_matters``): the call is that matter's and stays so
         (``_file``). It goes to the open task the matter concerns (``concerns``: one joining it
         by a record the matter brought joins it), or — where it concerns several — to the
-        best match by words among them (ties: the most urgent; for a postponement only what is
-        still due at ``until`` counts, ties to the least urgent); where none that it raised is
+        best match by words among those with work left (ties: the most urgent; for a postponement
+        only what is still due at ``until`` counts, ties to the least urgent), a task whose work is
+        over only where none of those fits the words at all (``_open_first``); where none that it raised is
         open, to a need no matter concerns yet that its words fit, which joins the named matter
         (else to what joined it before, or nothing now: it waits, ``_keep``). Only without
         ``about`` are calls placed by words across matters (``_unclaimed``). Execute tools and
@@ -338,14 +339,42 @@ class TextTools:
                     return spotted
             if postpone and until is not None and len(mine) > 1:  # one postpones only what is still due then
                 mine = [t for t in mine if t.spec.deadline > until] or mine
-            # several: the best match by words; a tie goes to the most urgent one, or — for a
-            # postponement — to the least urgent (one does not postpone what is due first)
-            best = mine[0] if len(mine) == 1 else self._best(mine, text, latest=postpone)
-            best = best or (max if postpone else min)(mine, key=lambda t: (t.spec.deadline, t.index))
+            # several: the best match by words among those with work left, a finished one only where
+            # none of those fits at all (``_open_first``); a tie goes to the most urgent one, or — for
+            # a postponement — to the least urgent (one does not postpone what is due first)
+            left, over = self._open_first(mine)
+            best = mine[0] if len(mine) == 1 else (self._best(left, text, latest=postpone)
+                                                   or self._best(over, text, latest=postpone))
+            best = best or (max if postpone else min)(left or over, key=lambda t: (t.spec.deadline, t.index))
             if file and best.index not in matter.tasks:  # a need the matter brought a record of: it joins it
                 self._file(best, matter, text)
             return best
         return self._unclaimed(text, file=file)
+
+    def work_left(self, task: TaskState) -> bool:
+        """Has an open task work left: a unit not done or still running, or not yet as deep as the
+        user wants it (shown, or its action done)? One whose work is over earns nothing more from
+        a note, and a message to it says again what the user has seen."""
+        return (task.units_done < task.spec.work.units or task.running
+                or not self.world.reached_wanted(task))
+
+    def _open_first(self, tasks: list[TaskState]) -> tuple[list[TaskState], list[TaskState]]:
+        """``tasks`` split into those with work left and those whose work is over (``work_left``).
+        A call goes to the open work it fits; a finished task receives it only where nothing with
+        work left fits it at all (a follow-up on finished work), so no score by words nor tie lets
+        a finished sibling win over open work the call fits (round 26: the revision plan's note
+        went to the flashcards, done that morning, for sharing more of their words)."""
+        left = [t for t in tasks if self.work_left(t)]
+        return left, [t for t in tasks if t not in left]
+
+    def _finished_siblings(self, task: TaskState) -> set[int]:
+        """Where ``task`` has work left: the other tasks of the matters it is under whose work is
+        over (closed, or none left: ``work_left``); else none."""
+        w = self.world
+        if task.closed or not self.work_left(task):
+            return set()
+        siblings = {i for m in w.matters.values() if task.index in m.tasks for i in m.tasks} - {task.index}
+        return {i for i in siblings if w.tasks[i].closed or not self.work_left(w.tasks[i])}
 
     def own_matter(self, task: TaskState, text: str) -> None:
         """File a call the agent took up on its own under a matter of its own, if none concerns the task."""
@@ -398,11 +427,16 @@ class TextTools:
 
     def _aboutness(self, task: TaskState, text: str, besides: TaskState | None = None) -> tuple[int, int] | None:
         """How well words that are mostly about ``task`` fit it (``_fits_best``): (sentences
-        pointing at it, its own facts and title words named); None where they are not."""
+        pointing at it, its own facts and title words named); None where they are not. For a task
+        with work left, sentences pointing at a sibling whose work is over (``_finished_siblings``)
+        are left out, as ``besides``'s are: a recap of what is done under the same matter does not
+        out-fit the open work (work of other matters stays a rival: round 19)."""
         own = _claim_score(self.distinct, task.spec, text)
         if own < CLAIM_SCORE or own <= CLAIM_SCORE * len(self._loose(task, text)):
             return None
-        pointers = [i for i in self._pointers(text, task, besides) if besides is None or i != besides.index]
+        aside = self._finished_siblings(task)  # what the words say of a finished sibling never out-fits open work
+        pointers = [i for i in self._pointers(text, task, besides)
+                    if (besides is None or i != besides.index) and i not in aside]
         mine, nothing = pointers.count(task.index), pointers.count(None)
         if (2 * nothing > len(pointers) or 2 * mine < len(pointers) - nothing
                 or any(pointers.count(i) >= mine for i in set(pointers) - {task.index, None})):
@@ -420,9 +454,14 @@ class TextTools:
                 for n in needles if mentions(text, n) and not mentions(said, n)}
 
     def _most_about(self, tasks: list[TaskState], text: str) -> TaskState | None:
-        """Of ``tasks``, the one the words are most about (``_aboutness``), if they are mostly about any."""
-        fits = [(fit, -t.spec.deadline, -t.index, t) for t in tasks if (fit := self._aboutness(t, text)) is not None]
-        return max(fits, key=lambda f: f[:3], default=(None, 0, 0, None))[3]
+        """Of ``tasks``, the one the words are most about (``_aboutness``), if they are mostly about
+        any: of those with work left first, of those whose work is over only where the words are
+        mostly about none with work left (``_open_first``)."""
+        for group in self._open_first(tasks):
+            fits = [(fit, -t.spec.deadline, -t.index, t) for t in group if (fit := self._aboutness(t, text)) is not None]
+            if fits:
+                return max(fits, key=lambda f: f[:3])[3]
+        return None
 
     def _pointers(self, text: str, task: TaskState, besides: TaskState | None = None) -> list[int | None]:
         """Per sentence, what it points at for ``task``. A sentence names a task by one of its
@@ -662,7 +701,8 @@ class TextTools:
         def about_the_notice(t: TaskState) -> bool:
             return "records" not in item or bool(set(item["records"]) & set(t.spec.evidence))
 
-        return [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= item.get("least", CLAIM_SCORE)]
+        scored = [(s, t) for t in since if about_the_notice(t) and (s := score(t)) >= item.get("least", CLAIM_SCORE)]
+        return [st for st in scored if self.work_left(st[1])] or scored  # open work first (``_open_first``)
 
     def _evidence_task(self, record_id: str, about: Any) -> TaskState | None:
         """A read credits the named matter's open task that needs the record (else its first
