@@ -207,6 +207,42 @@ def test_every_paraphrase_of_every_forbidden_claim_makes_it():
     assert not missed, missed[:20]
 
 
+def _spread(text: str, keyword: str, inserted: str) -> str | None:
+    """``text`` with ``inserted`` put between the first two words of ``keyword`` where ``text``
+    says it (None where it does not, or the keyword is one word)."""
+    words = keyword.split()
+    calendar = {w.lower() for w in (*MONTHS, *WEEKDAYS)} | {w[:3].lower() for w in (*MONTHS, *WEEKDAYS)}
+    if len(words) < 2 or not all(w.isalpha() and w.lower() not in calendar for w in words[:2]):
+        return None  # (a date's day and month are one term: nothing goes between them)
+    m = re.search(re.escape(words[0]) + r"(\s+)" + re.escape(words[1]), text, flags=re.IGNORECASE)
+    return None if m is None else text[:m.start(1)] + f" {inserted} " + text[m.end(1):]
+
+
+def test_a_keyword_said_with_a_word_or_two_inside_it_is_stated():
+    """A phrase said with a word or two inside it is the phrase (round 29, household_finances /
+    operator / 1038: "a temporary £64.35 credit" for "temporary credit", "nothing for Chris to sign
+    or do" for "nothing to do"): for every multi-word keyword its fact's text says, the fact with
+    one word, and with two, inserted between the keyword's first two words (words, not a date's
+    parts) still states it."""
+    facts, _ = _battery()
+    cases = [(name, f, p) for name, _, f in facts for k in f.keywords for inserted in ("now", "for them")
+             if (p := _spread(f.text, k, inserted)) is not None]
+    assert len(cases) > 100
+    missed = [(name, f.text, p) for name, f, p in cases if not states(p, f)]
+    assert not missed, missed[:10]
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("The temporary fix for the app and its credit card screen", "A temporary credit went back on 29 January."),
+    ("Nothing came of it, so go to the bank and do it", "Chris has nothing to do."),
+])
+def test_a_keyword_scattered_across_a_clause_is_not_stated(text, fact):
+    """Only a word or two may sit inside a keyword: its words scattered over a clause say nothing."""
+    keyword = {"A temporary credit went back on 29 January.": "temporary credit",
+               "Chris has nothing to do.": "nothing to do"}[fact]
+    assert not states(text, Fact(text=fact, source="r", keywords=[keyword]))
+
+
 NEGATED = re.compile(r"\b(?:not|no|never|nothing|none|without)\b|n't\b", re.IGNORECASE)
 _AUX = re.compile(r"\b(is|are|was|were|will|can|has|have|must|does|do|should|would|could)\b")
 

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..spec import Task
-from ..spec.meaning import DateTerm, Term, find_terms, occurrences, terms
+from ..spec.meaning import DateTerm, Term, find_terms, occurrences, spread_occurrences, terms
 
 DIAGNOSTICS = ("correctness", "grounding", "completeness", "artifact_quality")
 GRAM = 3  # content terms in a copied n-gram
@@ -503,19 +503,20 @@ def common_terms(task: Task) -> frozenset[Term]:
 
 def states(text: str, fact, common: frozenset = frozenset()) -> bool:
     """Does ``text`` state the fact? One clause (of any length: a careful sentence can hold many
-    figures; not a question) holds one of its keywords, on meaning, and — where the fact's text has
-    other key terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list
-    is not a statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
+    figures; not a question) holds one of its keywords, on meaning (its words in order, a word or
+    two between them allowed: ``spread_occurrences``), and — where the fact's text has other key
+    terms — one of those within ``ANCHOR_REACH`` terms of it: a keyword alone in a list is not a
+    statement. Pass the agent's own words (``TaskWork.own_words``): copied clauses state nothing."""
     keywords, anchors = _fact_terms(fact.text, tuple(fact.needles()), common)
     for clause in _sentences(whole_links(text)):
         if clause.rstrip().endswith("?"):
             continue
         said = terms(clause)
         for keyword in keywords:
-            for at in occurrences(clause, keyword):
+            for at, end in spread_occurrences(clause, keyword):
                 if not anchors:
                     return True
-                near = said[max(0, at - ANCHOR_REACH): at + len(keyword) + ANCHOR_REACH]
+                near = said[max(0, at - ANCHOR_REACH): end + ANCHOR_REACH]
                 if any(find_terms((t,), (a,)) == 0 for t in near for a in anchors if isinstance(a, DateTerm)) or (
                         anchors & set(near)):
                     return True

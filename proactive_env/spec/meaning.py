@@ -126,6 +126,30 @@ def occurrences(text: str, wanted: tuple[Term, ...]) -> list[int]:
     return [i for i in starts if i + n <= len(said) and all(_term_matches(wanted[k], said[i + k]) for k in range(n))]
 
 
+KEYWORD_GAP = 2  # a keyword's words may have this many other terms between each two ("a temporary £64.35 credit")
+
+
+def spread_occurrences(text: str, wanted: tuple[Term, ...], gap: int = KEYWORD_GAP) -> list[tuple[int, int]]:
+    """Where the terms ``wanted`` occur in ``terms(text)`` in order, each within ``gap`` other
+    terms of the one before (on meaning, whole terms): ``(start, end)`` spans, end exclusive. A
+    phrase said with a word or two inside it is the phrase: "nothing for Chris to sign or do" says
+    "nothing to do", "a temporary £64.35 credit" says "temporary credit"."""
+    if not wanted:
+        return []
+    said, where = _term_index(text)
+    first = wanted[0]
+    spans = []
+    for start in where.get("@" if isinstance(first, DateTerm) else first, ()):
+        at = start
+        for term in wanted[1:]:
+            at = next((j for j in range(at + 1, min(at + 2 + gap, len(said))) if _term_matches(term, said[j])), None)
+            if at is None:
+                break
+        if at is not None:
+            spans.append((start, at + 1))
+    return spans
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _term_index(text: str) -> tuple[tuple[Term, ...], dict]:
     """``terms(text)`` and where each word (and any day: "@") occurs, for quick look-ups."""
