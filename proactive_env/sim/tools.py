@@ -178,18 +178,24 @@ def _arg_needles(task) -> list[set[str]]:
     return out
 
 
-def _distinctive(tasks: list, common=lambda needle: False) -> dict[str, tuple[list[set[str]], set[str]]]:
-    """Per task, the fact needles and title words no other of ``tasks`` shares: what earlier
+def _distinctive(tasks: list, common=lambda needle: False,
+                 over: frozenset[str] = frozenset()) -> dict[str, tuple[list[set[str]], set[str]]]:
+    """Per task, the fact needles and title words no rival among ``tasks`` shares: what earlier
     words must mention to be claimed by it (a slot code two tasks' facts cite points at neither).
     ``tasks`` are those that have come up: what is still hidden never changes how a call is
     linked (non-interference). A needle ``common`` says is everywhere in what the agent can see
-    (a node, a slot code many records cite) points at no task either."""
+    (a node, a slot code many records cite) points at no task either. The rivals of a task with
+    work left are the others with work left: a task whose work is ``over`` (ids) takes nothing
+    more, so what it shares with open work is the open work's (round 29: the HMRC confirmation's
+    payment reference, the check-in's passport number, which the finished payment and ESTA tasks
+    cite too); the rivals of a finished task are all the others."""
     needles = {t.id: _fact_needles(t) for t in tasks}
     words = {t.id: _title_words(t) for t in tasks}
     out = {}
     for t in tasks:
-        other_needles = {n for o in tasks if o.id != t.id for fact in needles[o.id] for n in fact}
-        other_words = {w for o in tasks if o.id != t.id for w in words[o.id]}
+        rivals = [o for o in tasks if o.id != t.id and (t.id in over or o.id not in over)]
+        other_needles = {n for o in rivals for fact in needles[o.id] for n in fact}
+        other_words = {w for o in rivals for w in words[o.id]}
         own = [{n for n in fact - other_needles if not common(n)} for fact in needles[t.id]]
         out[t.id] = ([fact for fact in own if fact], words[t.id] - other_words)
     return out
@@ -549,14 +555,16 @@ class TextTools:
 
     @property
     def distinct(self) -> dict:
-        """Each task's own fact needles and title words among the tasks that have come up
-        (recomputed when one comes up)."""
+        """Each task's own fact needles and title words among the tasks that have come up, a
+        task with work left judged against the others with work left (``_distinctive``;
+        recomputed when one comes up or its work ends)."""
         w = self.world
-        up = (len(w.came_up), w.store.changes)
+        over = frozenset(w.tasks[i].spec.id for i in w.came_up if w.tasks[i].closed or not self.work_left(w.tasks[i]))
+        up = (len(w.came_up), w.store.changes, over)
         if self._distinct[0] != up:
             texts = [normalise(f"{v.title} {v.text}") for v in map(w.store.view, sorted(w.store.visible))]
             self._distinct = (up, _distinctive([w.tasks[i].spec for i in w.came_up],
-                                               lambda n: sum(n in t for t in texts) > COMMON_IN))
+                                               lambda n: sum(n in t for t in texts) > COMMON_IN, over))
         return self._distinct[1]
 
     def settle(self) -> None:
