@@ -166,6 +166,8 @@ class World:
             if t.spec.trigger.type == "event":
                 self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
         self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
+        # the calendar records, in the scenario's order (what ``read_calendars`` looks at, at every deferral)
+        self._calendars = tuple(r.id for r in s.records if r.kind.startswith("calendar"))
         queued = self._schedule_records_and_events()  # (all queued at once: the order of pushing them in turn)
         for task in self.tasks:
             if task.spec.trigger.type != "event":
@@ -231,10 +233,12 @@ class World:
     def advance(self) -> None:
         """Move the clock to the next decision point (or the end of the run)."""
         queue = self._queue
-        while queue and not self.done:
-            minute = queue.peek_minute()
+        # (the heap's head read directly, not through ``peek_minute``: this loop runs at every
+        # decision point; it is looked up again after each entry, as handling one may rebuild it)
+        while queue._heap and not self.done:
+            minute = queue._heap[0][0]
             woke = False
-            while queue and queue.peek_minute() == minute:
+            while queue._heap and queue._heap[0][0] == minute:
                 at, kind, payload = queue.pop()
                 self.now = at
                 woke |= self._handle(kind, payload)
@@ -606,10 +610,18 @@ class World:
         work = task.spec.work
         return work.minutes * max(1, work.units - task.units_done)
 
+    def _free_check(self, resource: str | None):
+        """``resource_free`` for one resource, as the searches ask it (their inner loop): the
+        user's use of it and its pool bound once (None: no resource, always free)."""
+        if resource is None:
+            return lambda start, end: True  # noqa: E731
+        busy, pool = self.schedule.resource_busy[resource], self.pools[resource]
+        return lambda start, end: not busy.overlaps(start, end) and pool.free(start, end)  # noqa: E731
+
     def free_window(self, task: TaskState) -> tuple[int, bool] | None:
         """Where ``allocate`` would run the task's remaining work: (start, in the user's sleep)."""
         work = task.spec.work
-        free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
+        free = self._free_check(work.resource)
         return self.schedule.next_free_window(self.now, free, self.remaining_minutes(task), task.spec.deadline,
                                               idle_fallback=work.resource is not None)
 
@@ -618,7 +630,7 @@ class World:
         least an hour ahead (and not before ``after``), the user reachable and the compute free
         for the rest of the work, finishing before the deadline."""
         resource = task.spec.work.resource
-        free = None if resource is None else lambda start, end: self.resource_free(resource, start, end)  # noqa: E731
+        free = None if resource is None else self._free_check(resource)
         earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
         return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
@@ -726,9 +738,10 @@ class World:
     def read_calendars(self) -> None:
         """Timing a task means looking at the calendars (those that exist now, not yet read): what
         shows the user's and the compute's time, and so a clash over it."""
-        for r in self.scenario.records:
-            if r.kind.startswith("calendar") and r.id in self.store.visible and r.id not in self.observed:
-                self.read(r.id, None)
+        visible, observed = self.store.visible, self.observed
+        for rid in self._calendars:
+            if rid in visible and rid not in observed:
+                self.read(rid, None)
 
     def read(self, record_id: str, task: TaskState | None) -> None:
         self.observed.add(record_id)
