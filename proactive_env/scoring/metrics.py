@@ -73,6 +73,7 @@ from .compose import compose_artifact
 from .judge import Judge, RubricJudge, TaskWork, claim_made, facts_stated, judge_task, strip_copies, substantive
 
 COMPONENTS = ("evidence", "outputs", "constraints", "semantics", "completion")
+_DEPTH_NAMES = {depth: depth.name for depth in Depth}  # (an enum's ``name`` is a descriptor call)
 PRIVACY_COST, PRIVACY_CAP = 0.5, 10.0  # TC points per needless read, and at most
 CLEAR_LENGTH = 2000  # characters: longer messages are hard to take in
 
@@ -847,7 +848,7 @@ class RunScorer:
         tc = 100.0 * sum(components.values()) / len(components)
         seen = bool(task.interventions) or bool(task.shown)
         tr_j = self._tr_j_override.get(spec.id, tr_j_estimate(task)) if seen else None
-        self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, wanted.name))
+        self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, _DEPTH_NAMES[wanted]))
 
     def _judged(self, spec: Task, work: TaskWork) -> tuple[dict[str, float], float | None]:
         """The judges' diagnostics and the constraints score of a task's work. With the default
