@@ -356,7 +356,7 @@ class ProactivityEnv(gym.Env):
     def _act(self, action) -> tuple[bool, bool]:
         """Apply the agent's action at the current decision point, without moving the clock.
         Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
-        a = _action_int(action)
+        a = action if type(action) is int else _action_int(action)  # (the common case without a call)
         invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask_cells[a]
         # At the cap only waiting is left (a multi-assistant env asks again while the others act).
         invalid = invalid or (a != 0 and self._here >= MAX_ACTIONS_PER_POINT)

@@ -263,26 +263,27 @@ class World:
         return woke
 
     def _handle(self, kind: Q, payload: int) -> bool:
-        if kind is Q.RECORD:
-            return self._on_record(payload)
-        if kind is Q.EVENT:
-            return self._on_event(payload)
-        if kind is Q.TRIGGER:
-            return self._on_trigger(self.tasks[payload])
+        # (the kinds asked in the order of how often they come: follow-ups and closes first)
+        if kind is Q.FOLLOWUP:
+            return self._on_followup(self.tasks[payload])
         if kind is Q.CLOSE:
             self._close(self.tasks[payload])
             return False
-        if kind is Q.FOLLOWUP:
-            return self._on_followup(self.tasks[payload])
         if kind is Q.WORK_DONE:
             return self._on_work_done(self.tasks[payload])
-        if kind is Q.DECIDE:
-            return self._on_decide(self.tasks[payload])
         if kind is Q.REVIEW:
             if not self.schedule.available(self.now):
                 return False
             self._review_once("Daily review: a moment to look over open matters.")
             return True
+        if kind is Q.TRIGGER:
+            return self._on_trigger(self.tasks[payload])
+        if kind is Q.EVENT:
+            return self._on_event(payload)
+        if kind is Q.RECORD:
+            return self._on_record(payload)
+        if kind is Q.DECIDE:
+            return self._on_decide(self.tasks[payload])
         if kind is Q.WAKE:
             self._say(f"Follow-up you scheduled: {self._wake_notes[payload]}".rstrip(": "))
             self._bring_forward()
