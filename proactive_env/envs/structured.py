@@ -281,6 +281,8 @@ class ProactivityEnv(gym.Env):
             self._clock_basis, self._clock_memo = basis, {}
         self._pools = [self.world.pools[r.id] for r in s.resources]
         self._jobs_seen = [0] * len(s.resources)
+        self._open_up: list[int] = []  # of ``world.came_up``, the tasks not closed (their urgency moves)
+        self._came_up_seen = 0
         cells = self._cells
         for i, r in enumerate(s.resources):
             cells[_RESOURCE_AT[i]] = 1.0
@@ -489,11 +491,19 @@ class ProactivityEnv(gym.Env):
         cells[_GRACE_AT] = world.grace
         for i, at in enumerate(_RESOURCE_AT[:len(busy)]):
             cells[at + 1], cells[at + 2] = busy[i], soon[i]
-        due, tasks = self._due, world.tasks
-        for index in world.came_up:  # the open tasks: how soon the user needs each
-            if not tasks[index].closed:
-                left = (due[index] - now) / URGENCY_HORIZON
-                cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+        due, tasks, came_up = self._due, world.tasks, world.came_up
+        if len(came_up) > self._came_up_seen:  # (the tasks come up since, in order)
+            self._open_up += came_up[self._came_up_seen:]
+            self._came_up_seen = len(came_up)
+        closed = False
+        for index in self._open_up:  # the open tasks that came up: how soon the user needs each
+            if tasks[index].closed:
+                closed = True
+                continue
+            left = (due[index] - now) / URGENCY_HORIZON
+            cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+        if closed:  # (a closed task stays closed: it is asked no more)
+            self._open_up = [index for index in self._open_up if not tasks[index].closed]
         for index, res in self._resource_tasks:
             cells[_BUSY_AT[index]] = busy[res]
 
@@ -517,7 +527,8 @@ class ProactivityEnv(gym.Env):
         for i, pool in enumerate(self._pools):
             if moved or len(pool.reservations) != seen[i]:  # (a pool's jobs only add up)
                 seen[i] = len(pool.reservations)
-                self._cells[_RESOURCE_AT[i] + 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
+                running = pool.running(world.now, world.owner) if seen[i] else 0  # (none reserved: none running)
+                self._cells[_RESOURCE_AT[i] + 3] = min(1.0, running / pool.capacity)
 
     def _feedback_update(self, moved: bool) -> None:
         world = self.world

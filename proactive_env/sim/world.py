@@ -1009,8 +1009,10 @@ def _asks_for_the_run(task: TaskState, requested: tuple[str, ...]) -> bool:
     return requested == (RUN_TOOL,) and task.spec.work.category is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def headline(text: str, limit: int = 100) -> str:
-    """The start of a message, cut at a word, as a matter's title."""
+    """The start of a message, cut at a word, as a matter's title (a pure function of the two,
+    cached: an event's text recurs from episode to episode)."""
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
