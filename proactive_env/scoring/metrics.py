@@ -239,6 +239,7 @@ class RunScorer:
         self.weights = weights or Weights()
         self.judges = judges or [RubricJudge()]
         self._rubric_only = all(type(j) is RubricJudge for j in self.judges)
+        self._rubric_versions = tuple(j.rubric_version for j in self.judges)  # (part of each cached verdict's key)
         self._tr_j_override, self._ta_override = tr_j or {}, ta or {}
         self.schedule = Schedule.of(scenario)
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
@@ -816,9 +817,11 @@ class RunScorer:
         if override is not None:
             return bool(override["now"]), bool(override["later"]), float(override["continuation"])
         now = d.now and not d.urgent_deferred and not d.intruded
-        put_later = d.later  # (``continuation`` from it, asked once)
+        # ``d.later``, ``d.competed`` and ``d.continuation``, with the clash's end worked out once
+        end, start = d.clash_end, d.spec.start
+        put_later = any(at >= end for at in d.put_to)
         continuation = 1.0 if put_later else 0.5 if d.vague else 0.0
-        later = put_later and not d.competed and not d.intruded
+        later = put_later and not any(a < end and b > start for a, b in d.reaches) and not d.intruded
         return now, later, continuation if later or continuation == 0.5 else 0.0
 
     # ------------------------------------------------------------------ a task's score
@@ -856,7 +859,7 @@ class RunScorer:
         agent's composed work repeats across episodes (scoring at a task's close is the hot path)."""
         if not self._rubric_only:
             return judge_task(self.judges, spec, work), self._constraints(spec, work)
-        key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
+        key = (id(spec), work, self._rubric_versions)
         diagnostics, constraints = _JUDGED.get(key, (spec,), lambda: (judge_task(self.judges, spec, work),
                                                                      self._constraints(spec, work)))
         return dict(diagnostics), constraints
