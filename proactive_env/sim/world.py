@@ -322,7 +322,8 @@ class World:
                 self._record("record", id=rid, version=self.store.version[rid])
         text = fill(ev.text, self.store.derived_args(f"event:{ev.id}"))  # a confirmation names what was done
         matter = self.raise_matter(headline(text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
-        self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
+        if self.inbox is not None:  # (worded only where someone reads it)
+            self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
         self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
         change = ev.policy_change
         if change and self.persona in change.personas:
@@ -566,7 +567,8 @@ class World:
             task.exec_refused = task.run_refused = False
             self._reach(task, "approved")
         self.feedback.append(FeedbackEvent(verdict, self.now, spec.category))
-        self._say(self.reply_text(decision, what))
+        if self.inbox is not None or self.rephrase is not None:  # (a rewording is logged: asked whenever there is one)
+            self._say(self.reply_text(decision, what))
         self.dirty.add(task.index)
         return decision
 
@@ -779,7 +781,8 @@ class World:
         task.run_refused = True
         self.dirty.add(task.index)
         self._record("run_refused", task=task.spec.id, resource=task.spec.work.resource)
-        self._say(f"Refused: running that on {task.spec.work.resource} needs {self.scenario.user.name}'s OK first.")
+        if self.inbox is not None:
+            self._say(f"Refused: running that on {task.spec.work.resource} needs {self.scenario.user.name}'s OK first.")
         self._react(task, aligned=False, over=True, cause="run")
         return False
 
@@ -898,7 +901,8 @@ class World:
                      **({"repeat": True} if repeat else {}), **({"begins": begins} if begins is not None else {}))
         if reason == "unauthorised":
             task.exec_refused = True
-            self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
+            if self.inbox is not None:
+                self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
             self._revoke(spec.action.tool)
             return reason
         if reason is not None:  # wrong arguments: nothing happens; an approval given still holds
