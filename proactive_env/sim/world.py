@@ -495,12 +495,15 @@ class World:
         self._record("trust", task=task.spec.id, aligned=aligned, over=over, cause=cause,
                      before=round(before, 6), after=round(self.trust.value, 6))
 
-    def _intervene(self, task: TaskState, depth: Depth, asks: str | None = None) -> bool:
+    def _intervene(self, task: TaskState, depth: Depth, asks: str | None = None,
+                   judged: tuple[bool, bool, tuple | None] | None = None) -> bool:
         """The user sees an intervention and reacts to it; returns whether it was aligned. A
-        repeat (``is_repeat``) is not a new intervention: the user's trust does not move for it."""
-        aligned, over = self.policy.aligned(task.spec, depth)
+        repeat (``is_repeat``) is not a new intervention: the user's trust does not move for it.
+        ``judged``: (aligned, over, ``seen_signature`` where aligned) as the caller just worked
+        them out for the same intervention, nothing changed since."""
+        aligned, over = judged[:2] if judged is not None else self.policy.aligned(task.spec, depth)
         if aligned:
-            signature = self.seen_signature(task, depth, asks)
+            signature = judged[2] if judged is not None else self.seen_signature(task, depth, asks)
             if signature in task.welcomed:
                 return True
             task.welcomed.add(signature)
@@ -869,12 +872,16 @@ class World:
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
         run = request and _asks_for_the_run(task, requested)
         asks = decided_tool(task, requested) if request else None
-        repeat = not report and self.is_repeat(task, Depth.SUGGEST, asks)
+        judged = None
+        if not report:  # (``is_repeat``, and what ``_intervene`` asks of it: worked out once)
+            aligned, over = self.policy.aligned(task.spec, Depth.SUGGEST)
+            judged = aligned, over, self.seen_signature(task, Depth.SUGGEST, asks) if aligned else None
+        repeat = judged is not None and judged[0] and judged[2] in task.welcomed
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
                      report=report, **({"run": True} if run else {}), **({"sent": sent} if sent is not None else {}),
                      **({"repeat": True} if repeat else {}))
         if not report:
-            self._intervene(task, Depth.SUGGEST, asks)
+            self._intervene(task, Depth.SUGGEST, asks, judged)
             if not run:
                 task.presented = True
                 self._reach(task, "presented")
