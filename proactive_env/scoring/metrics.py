@@ -63,7 +63,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState, declines_sleep_time_work
@@ -298,7 +298,8 @@ class RunScorer:
         """Every version of every record, as a set: copying is measured against what a look-up
         shows at any time, and keyed on the set, not the order the variant put the records in.
         (Built when first asked: a structured run that writes nothing never needs it; cached per
-        set of record objects, which a seed's variant shares with the file.)"""
+        set of record contents, keyed as ``_source_texts`` keys one record: a seed's variant shares
+        them with the file.)"""
         records = self.scenario.records
         key = frozenset((r.id, r.title, r.text, id(r.fields), id(r.versions)) for r in records)  # (as _source_texts)
         return _RECORDS_TEXT.get(key, tuple((r.fields, r.versions) for r in records),
@@ -640,7 +641,7 @@ class RunScorer:
     def _open(self, task: _Task) -> bool:
         return task.active and not task.closed and not self._finished(task)
 
-    def _read_by(self, records, t: int) -> bool:
+    def _read_by(self, records: Iterable[str], t: int) -> bool:
         """Had the agent read any of ``records`` by minute ``t`` (first read at or before it)?"""
         first = self.first_read
         return any(r in first and first[r] <= t for r in records)
@@ -1135,12 +1136,12 @@ class RunScorer:
         }
 
 
+# ``json.dumps(args, sort_keys=True, ensure_ascii=False)``, with its encoder made once (an executed call's text)
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
 # The kinds of log entry the scorer reads, each with its reader; every other kind (an action, a
 # follow-up, a lapsed request, a matter filed, ...) it reads only for its time.
 # (tests/test_env_fast_path.py checks that each is a kind the world records.)
-# ``json.dumps(args, sort_keys=True, ensure_ascii=False)`` with its encoder made once
-_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-
 _READERS = {kind: getattr(RunScorer, f"_on_{kind}") for kind in (
     "run_start", "policy_change", "decision", "record", "event", "task_active", "task_inactive", "read", "work",
     "work_done", "note", "present", "run_refused", "execute", "defer", "intrusion", "trust", "task_closed",

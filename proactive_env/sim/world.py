@@ -26,7 +26,7 @@ from .clock import EventQueue, Q
 from .policy import PolicyState
 from .pool import SharedPool
 from .records import RecordStore
-from .schedule import Schedule
+from .schedule import FreeCheck, Schedule
 from .trust import TrustModel
 from .user import Decision, Rephraser, decide, reply
 
@@ -616,7 +616,7 @@ class World:
         work = task.spec.work
         return work.minutes * max(1, work.units - task.units_done)
 
-    def _free_check(self, resource: str | None):
+    def _free_check(self, resource: str | None) -> FreeCheck:
         """``resource_free`` for one resource, as the searches ask it (their inner loop): the
         user's use of it and its pool bound once (None: no resource, always free)."""
         if resource is None:
