@@ -73,6 +73,8 @@ _BUSY_AT = [_TASKS.start + slot * len(TASK_FEATURES) + _BUSY for slot in range(M
 _RESOURCE_AT = [_RESOURCES.start + i * len(RESOURCE_FEATURES) for i in range(MAX_RESOURCES)]
 _RULE_AT = [_RULES.start + c * len(RULE_FEATURES) for c in range(MAX_CATEGORIES)]
 _GRACE_AT, _HERE_AT, _AGE_AT = _CLOCK.start + 8, _CLOCK.start + 7, _FEEDBACK.stop - 1
+# The clock's first seven columns (progress to user busy), written in one call (float32, as above)
+_CLOCK_HEAD = struct.Struct("=7f")
 # A task's six mask entries as bytes, per tuple of valid verbs (``bytes()`` of the tuple, made once)
 _MASK_BYTES = {verbs: bytes(verbs) for verbs in itertools.product((False, True), repeat=N_VERBS)}
 
@@ -270,8 +272,17 @@ class ProactivityEnv(gym.Env):
         self._static_rows(s)
         self._first_weekday = s.start_date.weekday()
         self._resource_use = [self.world.schedule.resource_busy[r.id] for r in s.resources]
+        # the clock's columns per minute (``_clock_at``) hold while what they are computed from does
+        # (a seed's variant shares the file's schedule): kept with those, begun again when one differs
+        basis = (self.world.schedule, tuple(self._resource_use), s.end_minute, s.days, s.start_date)
+        memo = self.__dict__.get("_clock_basis")
+        if memo is None or memo[0] is not basis[0] or memo[2:] != basis[2:] or \
+                any(a is not b for a, b in zip(memo[1], basis[1])) or len(memo[1]) != len(basis[1]):
+            self._clock_basis, self._clock_memo = basis, {}
         self._pools = [self.world.pools[r.id] for r in s.resources]
         self._jobs_seen = [0] * len(s.resources)
+        self._open_up: list[int] = []  # of ``world.came_up``, the tasks not closed (their urgency moves)
+        self._came_up_seen = 0
         cells = self._cells
         for i, r in enumerate(s.resources):
             cells[_RESOURCE_AT[i]] = 1.0
@@ -347,7 +358,7 @@ class ProactivityEnv(gym.Env):
     def _act(self, action) -> tuple[bool, bool]:
         """Apply the agent's action at the current decision point, without moving the clock.
         Returns (invalid, waits): NOOP, an invalid action or the per-point cap means waiting."""
-        a = _action_int(action)
+        a = action if type(action) is int else _action_int(action)  # (the common case without a call)
         invalid = a is None or not (0 <= a < N_ACTIONS) or not self._mask_cells[a]
         # At the cap only waiting is left (a multi-assistant env asks again while the others act).
         invalid = invalid or (a != 0 and self._here >= MAX_ACTIONS_PER_POINT)
@@ -468,27 +479,46 @@ class ProactivityEnv(gym.Env):
         self._cells[_HERE_AT] = self._here / MAX_ACTIONS_PER_POINT
 
     def _clock_update(self) -> None:
-        world, now = self.world, self.world.now
-        schedule, s, cells = world.schedule, self.scenario, self._cells
-        available, asleep, day = schedule.available(now), schedule.sleep.contains(now), now // 1440
-        cells[0] = min(1.0, now / s.end_minute)
-        cells[1] = (now % 1440) / 1440.0
-        cells[2] = min(1.0, day / s.days)
-        cells[3] = ((self._first_weekday + day) % 7) / 6
-        cells[4], cells[5], cells[6] = available, asleep, not available and not asleep
+        world, now, cells = self.world, self.world.now, self._cells
+        memo = self._clock_memo
+        hit = memo.get(now)
+        if hit is None:
+            if len(memo) >= 16384:  # (bounded: a scenario has fewer minutes than this)
+                memo.clear()
+            hit = memo[now] = self._clock_at(now)
+        head, busy, soon, self._time = hit
+        self._raw[:_CLOCK_HEAD.size] = head
         cells[_GRACE_AT] = world.grace
-        busy = []
-        for i, use in enumerate(self._resource_use):
-            busy.append(use.contains(now))
-            cells[_RESOURCE_AT[i] + 1], cells[_RESOURCE_AT[i] + 2] = busy[i], use.overlaps(now, now + 120)
-        due, tasks = self._due, world.tasks
-        for index in world.came_up:  # the open tasks: how soon the user needs each
-            if not tasks[index].closed:
-                left = (due[index] - now) / URGENCY_HORIZON
-                cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+        for i, at in enumerate(_RESOURCE_AT[:len(busy)]):
+            cells[at + 1], cells[at + 2] = busy[i], soon[i]
+        due, tasks, came_up = self._due, world.tasks, world.came_up
+        if len(came_up) > self._came_up_seen:  # (the tasks come up since, in order)
+            self._open_up += came_up[self._came_up_seen:]
+            self._came_up_seen = len(came_up)
+        closed = False
+        for index in self._open_up:  # the open tasks that came up: how soon the user needs each
+            if tasks[index].closed:
+                closed = True
+                continue
+            left = (due[index] - now) / URGENCY_HORIZON
+            cells[_URGENCY_AT[index]] = 1.0 - (0.0 if left < 0 else 1.0 if left > 1 else left)
+        if closed:  # (a closed task stays closed: it is asked no more)
+            self._open_up = [index for index in self._open_up if not tasks[index].closed]
         for index, res in self._resource_tasks:
             cells[_BUSY_AT[index]] = busy[res]
-        self._time = _clock_text(s.start_date, now)
+
+    def _clock_at(self, now: int) -> tuple[bytes, tuple[bool, ...], tuple[bool, ...], str]:
+        """The clock's first columns at minute ``now`` (as the buffer's bytes), per resource whether
+        the user uses it now and within two hours, and ``info["time"]``: pure functions of the
+        minute, the schedule and the scenario's dates (``_clock_memo`` keeps them per minute while
+        those stay)."""
+        schedule, s = self.world.schedule, self.scenario
+        available, asleep, day = schedule.available(now), schedule.sleep.contains(now), now // 1440
+        head = _CLOCK_HEAD.pack(min(1.0, now / s.end_minute), (now % 1440) / 1440.0, min(1.0, day / s.days),
+                                ((self._first_weekday + day) % 7) / 6, available, asleep,
+                                not available and not asleep)
+        return (head, tuple(use.contains(now) for use in self._resource_use),
+                tuple(use.overlaps(now, now + 120) for use in self._resource_use), _clock_text(s.start_date, now))
 
     def _jobs_update(self, moved: bool) -> None:
         """The agent's running jobs per resource: they change with the clock and with every job
@@ -497,7 +527,8 @@ class ProactivityEnv(gym.Env):
         for i, pool in enumerate(self._pools):
             if moved or len(pool.reservations) != seen[i]:  # (a pool's jobs only add up)
                 seen[i] = len(pool.reservations)
-                self._cells[_RESOURCE_AT[i] + 3] = min(1.0, pool.running(world.now, world.owner) / pool.capacity)
+                running = pool.running(world.now, world.owner) if seen[i] else 0  # (none reserved: none running)
+                self._cells[_RESOURCE_AT[i] + 3] = min(1.0, running / pool.capacity)
 
     def _feedback_update(self, moved: bool) -> None:
         world = self.world

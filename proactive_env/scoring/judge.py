@@ -591,8 +591,24 @@ class RubricJudge:
         only in what else the agent had read share one cached verdict (the scorer's). ``judge``,
         ``substantive`` and the constraints check give the same on both: keep it so when changing
         what they read (tests/test_env_fast_path.py plays every pair without it)."""
-        sources = {f.source for f in task.facts}
+        sources = _fact_sources(task)
         return tuple(r for r in observed if r in sources)
+
+
+_FACT_SOURCES: dict[int, tuple[Task, frozenset[str]]] = {}
+
+
+def _fact_sources(task: Task) -> frozenset[str]:
+    """The sources of a task's facts, kept per task object (asked at every close; a seed's variant
+    shares the file's task objects, held here so that their ids stay theirs)."""
+    hit = _FACT_SOURCES.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    if len(_FACT_SOURCES) >= 4096:
+        _FACT_SOURCES.clear()
+    sources = frozenset(f.source for f in task.facts)
+    _FACT_SOURCES[id(task)] = (task, sources)
+    return sources
 
 
 def substantive(task: Task, work: TaskWork) -> bool:

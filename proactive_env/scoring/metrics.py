@@ -66,7 +66,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..sim import PolicyState, declines_sleep_time_work
@@ -76,6 +76,7 @@ from .compose import compose_artifact
 from .judge import Judge, RubricJudge, TaskWork, claim_made, facts_stated, judge_task, strip_copies, substantive
 
 COMPONENTS = ("evidence", "outputs", "constraints", "semantics", "completion")
+_DEPTH_NAMES = {depth: depth.name for depth in Depth}  # (an enum's ``name`` is a descriptor call)
 PRIVACY_COST, PRIVACY_CAP = 0.5, 10.0  # TC points per needless read, and at most
 CLEAR_LENGTH = 2000  # characters: longer messages are hard to take in
 
@@ -258,6 +259,7 @@ class RunScorer:
         self.weights = weights or Weights()
         self.judges = judges or [RubricJudge()]
         self._rubric_only = all(type(j) is RubricJudge for j in self.judges)
+        self._rubric_versions = tuple(j.rubric_version for j in self.judges)  # (part of each cached verdict's key)
         self._tr_j_override, self._ta_override = tr_j or {}, ta or {}
         self.schedule = Schedule.of(scenario)
         self.policy = PolicyState(dict(scenario.personas[persona].rules))
@@ -302,14 +304,26 @@ class RunScorer:
         # the tasks whose coin declines what the oracle may ask of them (its request may be sleep-time
         # work), as the run's start says (``World.coins``): the branches only their yes opens are not counted
         self.declined: frozenset[str] = frozenset()
+        # what the denominators' cache keys read of the scenario, which a scorer never changes: the
+        # ids of its tasks, its policy-change events, and what else ``contested`` reads (``_contested``)
+        self._task_ids = frozenset(map(id, scenario.tasks))
+        self._changes = tuple(ev for ev in scenario.events if ev.policy_change is not None)
+        self._contested_key = (tuple(map(id, scenario.ta_decisions)), self._task_ids,
+                               tuple((id(ev.policy_change), ev.at, id(ev.when)) for ev in self._changes),
+                               id(scenario.user), id(scenario.resources), scenario.days, scenario.start_date)
         self._fix_denominators(dict(scenario.personas[persona].rules))
 
     @functools.cached_property
     def records_text(self) -> frozenset[str]:
         """Every version of every record, as a set: copying is measured against what a look-up
         shows at any time, and keyed on the set, not the order the variant put the records in.
-        (Built when first asked: a structured run that writes nothing never needs it.)"""
-        return frozenset(v for r in self.scenario.records for v in _source_texts(r))
+        (Built when first asked: a structured run that writes nothing never needs it; cached per
+        set of record contents, keyed as ``_source_texts`` keys one record: a seed's variant shares
+        them with the file.)"""
+        records = self.scenario.records
+        key = frozenset((r.id, r.title, r.text, id(r.fields), id(r.versions)) for r in records)  # (as _source_texts)
+        return _RECORDS_TEXT.get(key, tuple((r.fields, r.versions) for r in records),
+                                 lambda: frozenset(v for r in records for v in _source_texts(r)))
 
     # ------------------------------------------------------------------ reading the log
     def feed(self, log: list[dict]) -> bool:
@@ -583,7 +597,7 @@ class RunScorer:
         if not e.get("repeat"):
             task.interventions.append(self.policy.aligned(task.spec, Depth.EXECUTE)[0])
         task.executed_attempts += 1
-        self._wrote(task, f"{e['tool']}({json.dumps(e.get('args', {}), sort_keys=True, ensure_ascii=False)})")
+        self._wrote(task, f"{e['tool']}({_ARGS_JSON(e.get('args', {}))})")
         if e["ok"]:
             task.executed = True
             if task.delivered_at is None:
@@ -648,18 +662,20 @@ class RunScorer:
     def _open(self, task: _Task) -> bool:
         return task.active and not task.closed and not self._finished(task)
 
-    def _seen_by(self, t: int) -> set[str]:
-        return {r for r, at in self.first_read.items() if at <= t}
+    def _read_by(self, records: Iterable[str], t: int) -> bool:
+        """Had the agent read any of ``records`` by minute ``t`` (first read at or before it)?"""
+        first = self.first_read
+        return any(r in first and first[r] <= t for r in records)
 
     def _demand_seen(self, d: _Decision, t: int) -> bool:
         """By minute ``t``, had the agent read a record that shows the decision's clash and seen the
         urgent demand (the urgent task come up, or a record of its own read)?"""
-        seen = self._seen_by(t)
-        if not seen & set(d.spec.shown_by):
+        if not self._read_by(d.spec.shown_by, t):
             return False
         urgent = self.tasks[d.spec.urgent]
         came_up = urgent.active_since is not None and urgent.active_since <= t
-        return came_up or bool(seen & (set(urgent.spec.evidence) - self._schedule_records))
+        schedule = self._schedule_records
+        return came_up or self._read_by([r for r in urgent.spec.evidence if r not in schedule], t)
 
     def _overlaps_use(self, task: _Task, start: int) -> bool:
         """Would the task's remaining work, run from ``start``, overlap the user's use of its resource?"""
@@ -688,9 +704,7 @@ class RunScorer:
         """In words, why a postponement made at ``t`` resolved no clash the agent could see."""
         tid = task.spec.id
         why = []
-        for d in self.decisions:
-            if tid not in (d.spec.urgent, d.spec.competing):
-                continue
+        for d, _ in self._roles.get(tid, ()):  # (the decisions it is a side of, in the scenario's order)
             if t >= d.spec.end:
                 why.append(f"{d.spec.id}'s window had closed")
             elif tid == d.spec.urgent:
@@ -701,7 +715,7 @@ class RunScorer:
             elif not self._open(task):
                 why.append(f"it was already finished (its result delivered): nothing of it was left to put after "
                            f"{d.spec.id}'s clash")
-            elif not self._seen_by(t) & set(d.spec.shown_by):
+            elif not self._read_by(d.spec.shown_by, t):
                 when = "inside" if t >= d.spec.start else "before"
                 why.append(f"{when} {d.spec.id}'s window, but no record that shows its clash "
                            f"({', '.join(d.spec.shown_by)}) had been read")
@@ -825,8 +839,12 @@ class RunScorer:
         if override is not None:
             return bool(override["now"]), bool(override["later"]), float(override["continuation"])
         now = d.now and not d.urgent_deferred and not d.intruded
-        later = d.later and not d.competed and not d.intruded
-        return now, later, d.continuation if later or d.continuation == 0.5 else 0.0
+        # ``d.later``, ``d.competed`` and ``d.continuation``, with the clash's end worked out once
+        end, start = d.clash_end, d.spec.start
+        put_later = any(at >= end for at in d.put_to)
+        continuation = 1.0 if put_later else 0.5 if d.vague else 0.0
+        later = put_later and not any(a < end and b > start for a, b in d.reaches) and not d.intruded
+        return now, later, continuation if later or continuation == 0.5 else 0.0
 
     # ------------------------------------------------------------------ a task's score
     def _score(self, task: _Task, t: int) -> None:
@@ -855,7 +873,7 @@ class RunScorer:
         tc = 100.0 * sum(components.values()) / len(components)
         seen = bool(task.interventions) or bool(task.shown)
         tr_j = self._tr_j_override.get(spec.id, tr_j_estimate(task)) if seen else None
-        self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, wanted.name))
+        self.scores.append(TaskScore(spec.id, spec.weight, components, diag, tc, aligned, tr_j, _DEPTH_NAMES[wanted]))
 
     def _judged(self, spec: Task, work: TaskWork) -> tuple[dict[str, float], float | None]:
         """The judges' diagnostics and the constraints score of a task's work. With the default
@@ -863,7 +881,7 @@ class RunScorer:
         agent's composed work repeats across episodes (scoring at a task's close is the hot path)."""
         if not self._rubric_only:
             return judge_task(self.judges, spec, work), self._constraints(spec, work)
-        key = (id(spec), work, tuple(j.rubric_version for j in self.judges))
+        key = (id(spec), work, self._rubric_versions)
         diagnostics, constraints = _JUDGED.get(key, (spec,), lambda: (judge_task(self.judges, spec, work),
                                                                      self._constraints(spec, work)))
         return dict(diagnostics), constraints
@@ -968,7 +986,7 @@ class RunScorer:
         self.counted_decisions = tuple(self.decisions[i] for i in self._contested(rules, drawn))
         self._stated_rules = dict(rules)
         # cached per (persona, rules, counted tasks): a variant draws among few rule sets
-        key = (self.persona, drawn, frozenset(map(id, s.tasks)), counted)
+        key = (self.persona, drawn, self._task_ids, counted)
         self.meant_to_see = _MEANT_TO_SEE.get(key, tuple(s.tasks), lambda: self._meant_to_see(rules))
 
     def _contested(self, rules: dict[str, str], drawn: tuple) -> tuple[int, ...]:
@@ -977,10 +995,8 @@ class RunScorer:
         tasks, the policy changes with their times and conditions, the user and the resources
         (objects a seed's variant shares with the file: it moves no policy change), the days."""
         s, counted = self.scenario, self._counted_set
-        changes = tuple(ev for ev in s.events if ev.policy_change is not None)
-        key = (self.persona, drawn, counted, tuple(map(id, s.ta_decisions)), frozenset(map(id, s.tasks)),
-               tuple((id(ev.policy_change), ev.at, id(ev.when)) for ev in changes), id(s.user), id(s.resources),
-               s.days, s.start_date)
+        changes = self._changes
+        key = (self.persona, drawn, counted, *self._contested_key)
         return _CONTESTED.get(key, (*s.ta_decisions, *s.tasks, *changes, s.user, s.resources), lambda: tuple(
             i for i, d in enumerate(s.ta_decisions)
             if d.urgent in counted and d.competing in counted and contested(s, d, self.persona, rules)))
@@ -994,8 +1010,8 @@ class RunScorer:
         seed's variant shares the file's task, persona and policy-change objects (held by the
         cache, so their ids stay theirs) and only reorders or drops tasks."""
         s = self.scenario
-        changes = tuple(ev.policy_change for ev in s.events if ev.policy_change is not None)
-        key = (self.persona, frozenset(map(id, s.tasks)), id(s.personas), id(s.variants), tuple(map(id, changes)),
+        changes = tuple(ev.policy_change for ev in self._changes)
+        key = (self.persona, self._task_ids, id(s.personas), id(s.variants), tuple(map(id, changes)),
                self.declined)
         return _COUNTED.get(key, (*s.tasks, s.personas, s.variants, *changes), lambda: frozenset(
             t.id for t in s.tasks if not t.requires or self._oracle_reaches(t, self.declined)))
@@ -1141,6 +1157,9 @@ class RunScorer:
         }
 
 
+# ``json.dumps(args, sort_keys=True, ensure_ascii=False)``, with its encoder made once (an executed call's text)
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
 # The kinds of log entry the scorer reads, each with its reader; every other kind (an action, a
 # follow-up, a lapsed request, a matter filed, ...) it reads only for its time.
 # (tests/test_env_fast_path.py checks that each is a kind the world records.)
@@ -1172,6 +1191,7 @@ _CONTESTED = _HeldCache(4096)  # (persona, rules, counted ids, what ``contested`
 _MEANT_TO_SEE = _HeldCache(4096)  # (persona, rules, ids of tasks, counted ids) -> the counted tasks the user is meant to see
 _JUDGED = _HeldCache(8192)  # (id(task), work, rubric versions) -> (diagnostics, constraints)
 _SOURCE_TEXTS = _HeldCache(4096)  # per record content: a seed's variant shares it with the file
+_RECORDS_TEXT = _HeldCache(1024)  # a scenario's records' contents -> every text they ever show (``records_text``)
 _SUBSTANTIVE = _HeldCache(8192)  # (id(task), work) -> substantive?
 _COMPOSED = _HeldCache(8192)  # (id(task), evidence read, units done) -> the structured face's composed work
 

@@ -117,8 +117,9 @@ class Schedule:
         ``free(start, start + duration)`` holds (None: work that needs no compute, always free),
         finishing by ``deadline``."""
         t = -(-after // SEARCH_STEP) * SEARCH_STEP
+        unavailable = self.unavailable.contains  # (``available``, bound once: the search's inner loop)
         while t + duration < deadline:
-            if not self.available(t):  # the grid points up to the end of this unavailable span are too
+            if unavailable(t):  # the grid points up to the end of this unavailable span are too
                 t = -(-self.next_available(t) // SEARCH_STEP) * SEARCH_STEP
                 continue
             if free is None or free(t, t + duration):

@@ -26,7 +26,7 @@ from .clock import EventQueue, Q
 from .policy import PolicyState
 from .pool import SharedPool
 from .records import RecordStore
-from .schedule import Schedule
+from .schedule import FreeCheck, Schedule
 from .trust import TrustModel
 from .user import Decision, Rephraser, decide, reply
 
@@ -168,6 +168,8 @@ class World:
             if t.spec.trigger.type == "event":
                 self._event_tasks.setdefault(t.spec.trigger.event, []).append(t.index)
         self._user_tasks = [t for t in self.tasks if t.spec.trigger.type == "user"]
+        # the calendar records, in the scenario's order (what ``read_calendars`` looks at, at every deferral)
+        self._calendars = tuple(r.id for r in s.records if r.kind.startswith("calendar"))
         queued = self._schedule_records_and_events()  # (all queued at once: the order of pushing them in turn)
         for task in self.tasks:
             if task.spec.trigger.type != "event":
@@ -233,10 +235,12 @@ class World:
     def advance(self) -> None:
         """Move the clock to the next decision point (or the end of the run)."""
         queue = self._queue
-        while queue and not self.done:
-            minute = queue.peek_minute()
+        # (the heap's head read directly, not through ``peek_minute``: this loop runs at every
+        # decision point; it is looked up again after each entry, as handling one may rebuild it)
+        while queue._heap and not self.done:
+            minute = queue._heap[0][0]
             woke = False
-            while queue and queue.peek_minute() == minute:
+            while queue._heap and queue._heap[0][0] == minute:
                 at, kind, payload = queue.pop()
                 self.now = at
                 woke |= self._handle(kind, payload)
@@ -261,26 +265,27 @@ class World:
         return woke
 
     def _handle(self, kind: Q, payload: int) -> bool:
-        if kind is Q.RECORD:
-            return self._on_record(payload)
-        if kind is Q.EVENT:
-            return self._on_event(payload)
-        if kind is Q.TRIGGER:
-            return self._on_trigger(self.tasks[payload])
+        # (the kinds asked in the order of how often they come: follow-ups and closes first)
+        if kind is Q.FOLLOWUP:
+            return self._on_followup(self.tasks[payload])
         if kind is Q.CLOSE:
             self._close(self.tasks[payload])
             return False
-        if kind is Q.FOLLOWUP:
-            return self._on_followup(self.tasks[payload])
         if kind is Q.WORK_DONE:
             return self._on_work_done(self.tasks[payload])
-        if kind is Q.DECIDE:
-            return self._on_decide(self.tasks[payload])
         if kind is Q.REVIEW:
             if not self.schedule.available(self.now):
                 return False
             self._review_once("Daily review: a moment to look over open matters.")
             return True
+        if kind is Q.TRIGGER:
+            return self._on_trigger(self.tasks[payload])
+        if kind is Q.EVENT:
+            return self._on_event(payload)
+        if kind is Q.RECORD:
+            return self._on_record(payload)
+        if kind is Q.DECIDE:
+            return self._on_decide(self.tasks[payload])
         if kind is Q.WAKE:
             self._say(f"Follow-up you scheduled: {self._wake_notes[payload]}".rstrip(": "))
             self._bring_forward()
@@ -319,7 +324,8 @@ class World:
                 self._record("record", id=rid, version=self.store.version[rid])
         text = fill(ev.text, self.store.derived_args(f"event:{ev.id}"))  # a confirmation names what was done
         matter = self.raise_matter(headline(text), self._tasks_raised_by(ev), records=tuple(ev.reveals))
-        self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
+        if self.inbox is not None:  # (worded only where someone reads it)
+            self._say(f"{ev.kind.replace('_', ' ')} [{matter.id}]: {text}")
         self._record("event", id=ev.id, kind=ev.kind, matter=matter.id)
         if ev.kind in USER_SPEAKS:
             self._up()
@@ -507,12 +513,15 @@ class World:
         self._record("trust", task=task.spec.id, aligned=aligned, over=over, cause=cause,
                      before=round(before, 6), after=round(self.trust.value, 6))
 
-    def _intervene(self, task: TaskState, depth: Depth, asks: str | None = None) -> bool:
+    def _intervene(self, task: TaskState, depth: Depth, asks: str | None = None,
+                   judged: tuple[bool, bool, tuple | None] | None = None) -> bool:
         """The user sees an intervention and reacts to it; returns whether it was aligned. A
-        repeat (``is_repeat``) is not a new intervention: the user's trust does not move for it."""
-        aligned, over = self.policy.aligned(task.spec, depth)
+        repeat (``is_repeat``) is not a new intervention: the user's trust does not move for it.
+        ``judged``: (aligned, over, ``seen_signature`` where aligned) as the caller just worked
+        them out for the same intervention, nothing changed since."""
+        aligned, over = judged[:2] if judged is not None else self.policy.aligned(task.spec, depth)
         if aligned:
-            signature = self.seen_signature(task, depth, asks)
+            signature = judged[2] if judged is not None else self.seen_signature(task, depth, asks)
             if signature in task.welcomed:
                 return True
             task.welcomed.add(signature)
@@ -581,7 +590,8 @@ class World:
             task.exec_refused = task.run_refused = False
             self._reach(task, "approved")
         self.feedback.append(FeedbackEvent(verdict, self.now, spec.category))
-        self._say(self.reply_text(decision, what))
+        if self.inbox is not None or self.rephrase is not None:  # (a rewording is logged: asked whenever there is one)
+            self._say(self.reply_text(decision, what))
         self.dirty.add(task.index)
         return decision
 
@@ -626,10 +636,18 @@ class World:
         work = task.spec.work
         return work.minutes * max(1, work.units - task.units_done)
 
+    def _free_check(self, resource: str | None) -> FreeCheck:
+        """``resource_free`` for one resource, as the searches ask it (their inner loop): the
+        user's use of it and its pool bound once (None: no resource, always free)."""
+        if resource is None:
+            return lambda start, end: True  # noqa: E731
+        busy, pool = self.schedule.resource_busy[resource], self.pools[resource]
+        return lambda start, end: not busy.overlaps(start, end) and pool.free(start, end)  # noqa: E731
+
     def free_window(self, task: TaskState) -> tuple[int, bool] | None:
         """Where ``allocate`` would run the task's remaining work: (start, in the user's sleep)."""
         work = task.spec.work
-        free = lambda start, end: self.resource_free(work.resource, start, end)  # noqa: E731
+        free = self._free_check(work.resource)
         return self.schedule.next_free_window(self.now, free, self.remaining_minutes(task), task.spec.deadline,
                                               idle_fallback=work.resource is not None)
 
@@ -638,7 +656,7 @@ class World:
         least an hour ahead (and not before ``after``), the user reachable and the compute free
         for the rest of the work, finishing before the deadline."""
         resource = task.spec.work.resource
-        free = None if resource is None else lambda start, end: self.resource_free(resource, start, end)  # noqa: E731
+        free = None if resource is None else self._free_check(resource)
         earliest = max(self.now + FOLLOWUP_DELAY, after or 0)
         return self.schedule.next_opportunity(earliest, free, self.remaining_minutes(task), task.spec.deadline)
 
@@ -746,9 +764,10 @@ class World:
     def read_calendars(self) -> None:
         """Timing a task means looking at the calendars (those that exist now, not yet read): what
         shows the user's and the compute's time, and so a clash over it."""
-        for r in self.scenario.records:
-            if r.kind.startswith("calendar") and r.id in self.store.visible and r.id not in self.observed:
-                self.read(r.id, None)
+        visible, observed = self.store.visible, self.observed
+        for rid in self._calendars:
+            if rid in visible and rid not in observed:
+                self.read(rid, None)
 
     def read(self, record_id: str, task: TaskState | None) -> None:
         self.observed.add(record_id)
@@ -794,7 +813,8 @@ class World:
         task.run_refused = True
         self.dirty.add(task.index)
         self._record("run_refused", task=task.spec.id, resource=task.spec.work.resource)
-        self._say(f"Refused: running that on {task.spec.work.resource} needs {self.scenario.user.name}'s OK first.")
+        if self.inbox is not None:
+            self._say(f"Refused: running that on {task.spec.work.resource} needs {self.scenario.user.name}'s OK first.")
         self._react(task, aligned=False, over=True, cause="run")
         return False
 
@@ -885,12 +905,16 @@ class World:
         requested = requested or ((task.spec.action.tool,) if task.spec.action else ())
         run = request and _asks_for_the_run(task, requested)
         asks = decided_tool(task, requested) if request else None
-        repeat = not report and self.is_repeat(task, Depth.SUGGEST, asks)
+        judged = None
+        if not report:  # (``is_repeat``, and what ``_intervene`` asks of it: worked out once)
+            aligned, over = self.policy.aligned(task.spec, Depth.SUGGEST)
+            judged = aligned, over, self.seen_signature(task, Depth.SUGGEST, asks) if aligned else None
+        repeat = judged is not None and judged[0] and judged[2] in task.welcomed
         self._record("present", task=task.spec.id, text=text, request=list(requested) if request else None,
                      report=report, **({"run": True} if run else {}), **({"sent": sent} if sent is not None else {}),
                      **({"made": made} if made is not None else {}), **({"repeat": True} if repeat else {}))
         if not report:
-            self._intervene(task, Depth.SUGGEST, asks)
+            self._intervene(task, Depth.SUGGEST, asks, judged)
             if not run:
                 task.presented = True
                 self._reach(task, "presented")
@@ -917,7 +941,8 @@ class World:
                      **({"repeat": True} if repeat else {}), **({"begins": begins} if begins is not None else {}))
         if reason == "unauthorised":
             task.exec_refused = True
-            self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
+            if self.inbox is not None:
+                self._say(f"Refused: {spec.action.tool} needs {self.scenario.user.name}'s approval first.")
             self._revoke(spec.action.tool)
             return reason
         if reason is not None:  # wrong arguments: nothing happens; an approval given still holds
@@ -1028,8 +1053,10 @@ def _asks_for_the_run(task: TaskState, requested: tuple[str, ...]) -> bool:
     return requested == (RUN_TOOL,) and task.spec.work.category is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def headline(text: str, limit: int = 100) -> str:
-    """The start of a message, cut at a word, as a matter's title."""
+    """The start of a message, cut at a word, as a matter's title (a pure function of the two,
+    cached: an event's text recurs from episode to episode)."""
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat

@@ -72,13 +72,14 @@ def draw(s: Scenario, persona: str, rng: np.random.Generator) -> dict:
     jitter = s.variants.jitter // STEP
     offsets = {}
     if jitter:
-        for ev in s.events:
-            if ev.when is None:
-                offsets[ev.id] = STEP * int(rng.integers(-jitter, jitter + 1))
         revealed = {r for ev in s.events for r in ev.reveals}
-        for rec in s.records:
-            if rec.when is None and rec.appears is not None and rec.id not in revealed:
-                offsets[rec.id] = STEP * int(rng.integers(-jitter, jitter + 1))
+        moved = [ev.id for ev in s.events if ev.when is None] + [
+            rec.id for rec in s.records if rec.when is None and rec.appears is not None and rec.id not in revealed]
+        # one draw per moved event, then per moved record, in one call: numpy's Generator draws a
+        # vector of bounded integers as it draws them one at a time (the same values, the same
+        # state after: tests/test_variant_draws.py holds it to the one-at-a-time draws)
+        for item, step in zip(moved, rng.integers(-jitter, jitter + 1, size=len(moved)).tolist()):
+            offsets[item] = STEP * step
     rules = dict(s.personas[persona].rules)
     for category, options in sorted(s.variants.rules.get(persona, {}).items()):
         choices = sorted({rules[category], *options})
