@@ -181,8 +181,9 @@ def test_round28_the_internet_request_released_into_the_council_tax_clash():
     booking at once, at 12:00. The release is now the player's request of Thursday: it does not
     compete in ta3. ta3 stays lost, on the player's own acts: the execute inside the window reached
     what the clash shares (the user's time), and the booking was never put after the clash (later
-    ✗). J is unchanged (0.6224); ``show --why`` names the minute the competing side reached it. The same log with the booking deferred at 12:00 to 12:35 and
-    executed then wins ta3 (J 0.7335), which it could not before: the release alone lost it."""
+    ✗). J is unchanged by this rule (0.6247: 0.6224 as played, plus a fact a keyword with a word inside
+    it states since round 29's fix); ``show --why`` names the minute the competing side reached it. The same log with the booking deferred at 12:00 to 12:35 and
+    executed then wins ta3 (J 0.7359; 0.7335 before round 29's keyword fix), which it could not before: the release alone lost it."""
     from runs import played_case
 
     env = played_case("blind28-apartment_move-reviewer-1035")
@@ -194,7 +195,7 @@ def test_round28_the_internet_request_released_into_the_council_tax_clash():
     trajectory = env.trajectory(agent="blind-28")
     scores = trajectory["scores"]
     assert (_ta3(scores)["now"], _ta3(scores)["later"]) == (True, False)
-    assert scores["J"] == pytest.approx(0.6224, abs=5e-5)
+    assert scores["J"] == pytest.approx(0.6247, abs=5e-5)
     scenario = scenario_of(trajectory)
     assert score_log(scenario, "reviewer", log)["J"] == pytest.approx(scores["J"], abs=1e-12)
     why = next(d for d in explain(trajectory).decisions if d.decision == "ta3_council_tax_before_football").reason
@@ -207,6 +208,6 @@ def test_round28_the_internet_request_released_into_the_council_tax_clash():
                                      "plan": "Book it after the council tax.", "t": sat_noon})
     after.insert(next(i for i, e in enumerate(after) if e["t"] >= sat_noon + 35), dict(booked, t=sat_noon + 35))
     deferred = score_log(scenario, "reviewer", after)
-    assert _ta3(deferred)["later"] and deferred["J"] == pytest.approx(0.7335, abs=5e-5)
+    assert _ta3(deferred)["later"] and deferred["J"] == pytest.approx(0.7359, abs=5e-5)
     as_released = [{k: v for k, v in e.items() if k != "made"} for e in after]  # judged at its release
     assert not _ta3(score_log(scenario, "reviewer", as_released))["later"]
