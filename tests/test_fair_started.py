@@ -117,3 +117,46 @@ def test_what_follows_a_reserved_run_waits_for_its_start(name, persona, seed, ta
     assert appeared, f"{task_id}: its run was reserved, yet nothing that waits for it appeared"
     early = {k: v for k, v in appeared.items() if v < start[0] + waiting[k]}
     assert not early, f"{task_id}: run reserved from {start[0]}, yet appeared before it had run: {early}"
+
+
+def _structured_up_to(name: str, persona: str, seed: int, task_id: str):
+    """The structured oracle's play until ``task_id`` has come up (None: it never does, or closed)."""
+    from proactive_env.baselines import make_agent
+    from proactive_env.envs.structured import ProactivityEnv
+
+    env = ProactivityEnv(name, persona=persona)
+    obs, info = env.reset(seed=seed)
+    agent = make_agent("oracle")
+    agent.reset(env, seed)
+    task = env.world.by_id[task_id]
+    while not env.world.done and not task.active:
+        obs, _, _, _, info = env.step(agent.act(obs, info))
+    return env if task.active and not task.closed and not task.started else None
+
+
+@pytest.mark.parametrize("name,persona,seed,task_id", PLAYS)
+def test_a_start_whose_run_is_refused_starts_nothing_that_follows(name, persona, seed, task_id):
+    """The structured face's START runs compute work now; where the run needs the user's OK and has
+    none it is refused, and what follows the run must not come either (it did: START reached
+    ``started`` before the run was asked for)."""
+    from proactive_env.sim import Verb
+
+    env = _structured_up_to(name, persona, seed, task_id)
+    if env is None:
+        pytest.skip(f"{task_id} does not come up untouched on this play")
+    world = env.world
+    task = world.by_id[task_id]
+    waiting = dict(_waiting_on_start(world.scenario)[task_id])
+    before = set(_appeared(world, set(waiting)))
+    refused = world.needs_run_ok(task)
+    if not world.valid_verbs(task)[Verb.START]:
+        pytest.skip(f"START is not valid on {task_id} here")
+    world.act(Verb.START, task.index)
+    start = world.now
+    while not world.done:
+        env.step(0)
+    appeared = {k: v for k, v in _appeared(world, set(waiting)).items() if k not in before}
+    if refused:
+        assert not appeared, f"{task_id}: its run was refused, yet what follows it appeared: {appeared}"
+    else:
+        assert appeared and all(v >= start + waiting[k] for k, v in appeared.items()), appeared

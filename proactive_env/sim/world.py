@@ -779,7 +779,12 @@ class World:
                      version=self.store.version.get(record_id, 0))
 
     def start(self, task: TaskState) -> None:
-        self.begin(task)
+        """Take the task up and run a unit of its work now; compute work starts with its run (a
+        run refused for want of the user's OK starts nothing that follows it)."""
+        if task.spec.work.resource is None:
+            self.begin(task)
+        else:
+            self.take_up(task)
         self.work_unit(task)
 
     def begin(self, task: TaskState) -> None:
@@ -799,6 +804,8 @@ class World:
 
     def work_unit(self, task: TaskState) -> None:
         if task.units_done < task.spec.work.units and not task.running and self.may_run(task):
+            if task.spec.work.resource is not None:  # its run begins now: what follows the run is on its way
+                self.begin(task)
             self._launch(task, self.now, task.spec.work.minutes, 1, allocated=False)
 
     def needs_run_ok(self, task: TaskState) -> bool:
