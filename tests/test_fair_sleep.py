@@ -199,3 +199,34 @@ def test_round_26_exam_prep_the_transcript_run_at_0710_is_not_sleep_time_work():
         obs = _step(env, "wait")
     assert env.core.world.now == parse_at("D3 07:10") and "up early" in obs
     assert "Jamie is asleep" not in obs and "Jamie is available" in obs, obs[-300:]
+
+
+def test_the_structured_clock_follows_the_night_as_it_stands():
+    """The structured face keeps its clock columns per minute (a cache kept across resets while the
+    schedule is the same): a night cut where the user spoke must show from the cut on, and must not
+    outlive the episode it was cut in. The night is cut by hand (as ``World._up`` cuts it) in one
+    episode of a reused env and the clock read minute by minute through it; the next episode, where
+    nothing cuts it, must read the night as stated."""
+    from proactive_env.envs.structured import _CLOCK, ProactivityEnv
+
+    env = ProactivityEnv("exam_prep", persona="planner")
+    env.reset(seed=0)
+    night = next(span for span in env.world.schedule.sleep.spans if span[0] > 0 and span[1] - span[0] > 120)
+    minutes = range(night[0], night[1] + 30, 5)
+
+    def asleep(cut: int | None) -> dict[int, float]:
+        env.reset(seed=0)
+        world, flags = env.world, {}
+        for minute in minutes:
+            world.now = minute
+            if cut is not None and minute == cut:
+                world.schedule = world.schedule.woken(minute)
+            env._clock_update()
+            flags[minute] = float(env._cells[_CLOCK.start + 5])
+        return flags
+
+    stated = {m: float(env.world.schedule.sleep.contains(m)) for m in minutes}
+    assert asleep(None) == stated
+    cut = minutes[len(minutes) // 2]
+    assert asleep(cut) == {m: (flag if m < cut else 0.0) for m, flag in stated.items()}
+    assert asleep(None) == stated

@@ -480,6 +480,9 @@ class ProactivityEnv(gym.Env):
 
     def _clock_update(self) -> None:
         world, now, cells = self.world, self.world.now, self._cells
+        if world.schedule is not self._clock_basis[0]:  # a night cut where the user spoke (``World._up``):
+            self._clock_basis = (world.schedule, *self._clock_basis[1:])  # the minutes are those of the new one
+            self._clock_memo = {}
         memo = self._clock_memo
         hit = memo.get(now)
         if hit is None:
