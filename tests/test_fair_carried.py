@@ -99,6 +99,16 @@ def _kept_then_settled(env, text: str) -> str | None:
     return next((e["task"] for e in world.log[start:] if e["type"] == "note"), None)
 
 
+def _at_moment(name: str, persona: str, seed: int):
+    """The play replayed to its carried fact's moment (else the test is skipped): the env, the
+    open task, the fact's text and the finished task sharing it."""
+    moment = _moment(name, persona, seed)
+    if moment is None:
+        pytest.skip("no fact carried from finished work into open work on this play")
+    calls, task_id, fact, finished = moment
+    return _replayed(name, persona, seed, calls), task_id, fact, finished
+
+
 def test_the_sweep_meets_carried_facts():
     met = [c for c in CASES if _moment(*c) is not None]
     assert len(met) >= 20, f"only {len(met)} plays meet a fact finished work carries into open work"
@@ -107,21 +117,13 @@ def test_the_sweep_meets_carried_facts():
 
 @pytest.mark.parametrize("name,persona,seed", CASES)
 def test_a_fact_finished_work_carries_points_at_the_open_work(name, persona, seed):
-    moment = _moment(name, persona, seed)
-    if moment is None:
-        pytest.skip("no fact carried from finished work into open work on this play")
-    calls, task_id, fact, finished = moment
-    env = _replayed(name, persona, seed, calls)
+    env, task_id, fact, finished = _at_moment(name, persona, seed)
     assert _kept_then_settled(env, fact) == task_id, f"{fact!r} (shared with {finished}, whose work is over) missed {task_id}"
 
 
 @pytest.mark.parametrize("name,persona,seed", CASES)
 def test_what_only_the_finished_work_cites_stays_its_own(name, persona, seed):
-    moment = _moment(name, persona, seed)
-    if moment is None:
-        pytest.skip("no fact carried from finished work into open work on this play")
-    calls, task_id, _, finished = moment
-    env = _replayed(name, persona, seed, calls)
+    env, task_id, _, finished = _at_moment(name, persona, seed)
     world = env.unwrapped.world
     spec = world.by_id[finished].spec
     mine = {n for f in _fact_needles(world.by_id[task_id].spec) for n in f}

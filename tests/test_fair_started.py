@@ -67,13 +67,10 @@ def _call(env, tool: str, **arguments) -> str:
     return obs
 
 
-def test_the_sweep_reaches_compute_tasks_with_results():
-    assert PLAYS, "no task whose results wait for its compute run: the sweep cannot fail"
-    assert {p[0] for p in PLAYS} >= {"experiments"}
-
-
-@pytest.mark.parametrize("name,persona,seed,task_id", PLAYS)
-def test_a_note_starts_no_run(name, persona, seed, task_id):
+def _untouched(name: str, persona: str, seed: int, task_id: str):
+    """The text oracle's play up to ``task_id`` coming up, not yet taken up (else the test is
+    skipped): the env, its world, the task, what waits for its start (with delays) and what of
+    that had appeared already."""
     env = _up_to(name, persona, seed, task_id)
     if env is None:
         pytest.skip(f"{task_id} does not come up on this play")
@@ -82,7 +79,17 @@ def test_a_note_starts_no_run(name, persona, seed, task_id):
     if task.started:
         pytest.skip(f"the oracle took {task_id} up in the minute it came up")
     waiting = dict(_waiting_on_start(world.scenario)[task_id])
-    before = set(_appeared(world, set(waiting)))
+    return env, world, task, waiting, set(_appeared(world, set(waiting)))
+
+
+def test_the_sweep_reaches_compute_tasks_with_results():
+    assert PLAYS, "no task whose results wait for its compute run: the sweep cannot fail"
+    assert {p[0] for p in PLAYS} >= {"experiments"}
+
+
+@pytest.mark.parametrize("name,persona,seed,task_id", PLAYS)
+def test_a_note_starts_no_run(name, persona, seed, task_id):
+    env, world, task, waiting, before = _untouched(name, persona, seed, task_id)
     reply = _call(env, "write_note", about=task_id, text=f"Working on {task.spec.title}.")
     assert "nothing runs until you reserve it" in reply, reply
     assert task.started, "a note on compute work still takes the task up (prepared)"
@@ -94,15 +101,7 @@ def test_a_note_starts_no_run(name, persona, seed, task_id):
 
 @pytest.mark.parametrize("name,persona,seed,task_id", PLAYS)
 def test_what_follows_a_reserved_run_waits_for_its_start(name, persona, seed, task_id):
-    env = _up_to(name, persona, seed, task_id)
-    if env is None:
-        pytest.skip(f"{task_id} does not come up on this play")
-    world = env.unwrapped.world
-    task = world.by_id[task_id]
-    if task.started:
-        pytest.skip(f"the oracle took {task_id} up in the minute it came up")
-    waiting = dict(_waiting_on_start(world.scenario)[task_id])
-    before = set(_appeared(world, set(waiting)))
+    env, world, task, waiting, before = _untouched(name, persona, seed, task_id)
     _call(env, "write_note", about=task_id, text=f"Working on {task.spec.title}.")
     slot = world.free_window(task)
     if slot is None or world.needs_run_ok(task):
